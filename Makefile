@@ -1,0 +1,36 @@
+# make run   : create .venv if needed, install the project, run the demo
+# make test  : create .venv if needed, install the project with its test tools, run the test suite
+# make bench : create .venv if needed, install the project, print the performance table
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench validate lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	# CPU build of torch first, so nothing later pulls a CUDA build.
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[dev,plots]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m acres_gym.demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) -m acres_gym.bench
+
+validate: $(STAMP)
+	$(PY) -m acres_gym.validate
+
+lint: $(STAMP)
+	$(PY) -m ruff check acres_gym envs agents tests train.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

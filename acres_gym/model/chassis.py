@@ -1,0 +1,127 @@
+"""The 6-DOF chassis: a rigid body with the finalised mass properties, driven by the four contact
+forces (normal load along the ground normal, tyre forces in the ground plane, applied at the contact
+points), gravity and aerodynamic drag -1/2 rho CdA |v| v (still air).
+
+Semi-implicit Euler: velocities first (Euler's equations in the body frame with the principal inertias
+Ixx, Iyy, Izz about the CG; products of inertia are not modelled), then position and the exact rotation
+by the new body rate. Afterwards the chassis side of the ledger (seed ``AccountChassis``): the tyre forces'
+work at the mid-tick contact velocities, the suspension's, and the drag's.
+"""
+
+import math
+
+from numba import njit
+
+from acres_gym.constants import STANDARD_GRAVITY_MPS2
+from acres_gym.model.vec import cross, integrate_orientation, rotate, rotate_inverse
+
+ROLLOVER_TILT_DEG = 70.0
+ROLLOVER_UP_Z = math.cos(ROLLOVER_TILT_DEG * math.pi / 180.0)
+DIVERGED_SPEED_MPS = 200.0
+
+
+@njit(cache=True)
+def contact_force(s, i):
+    """World-frame force of contact i on the chassis: (normal part, tyre part) as two 3-tuples."""
+    n = s.normal_load_n[i]
+    fx = s.tyre_fx_n[i]
+    fy = s.tyre_fy_n[i]
+    tx = s.tyre_dir_x[i]
+    ty = s.tyre_dir_y[i]
+    cn = s.contact_normal[i]
+    return (n * cn[0], n * cn[1], n * cn[2],
+            fx * tx[0] + fy * ty[0], fx * tx[1] + fy * ty[1], fx * tx[2] + fy * ty[2])
+
+
+@njit(cache=True)
+def step_chassis(dt, p, s, wheel_contact_power_w, elastic_before_j):
+    """Integrates the chassis over the tick and books its side of the ledger."""
+    m = p.mass_kg
+    q = s.orientation_wxyz
+    px, py, pz = s.position_m[0], s.position_m[1], s.position_m[2]
+    vx, vy, vz = s.velocity_mps[0], s.velocity_mps[1], s.velocity_mps[2]
+    fx, fy, fz = 0.0, 0.0, -m * STANDARD_GRAVITY_MPS2
+    tqx, tqy, tqz = 0.0, 0.0, 0.0
+    for i in range(4):
+        if not s.in_contact[i]:
+            continue
+        nx, ny, nz, gx, gy, gz = contact_force(s, i)
+        cx, cy, cz = nx + gx, ny + gy, nz + gz
+        rx = s.contact_point_m[i, 0] - px
+        ry = s.contact_point_m[i, 1] - py
+        rz = s.contact_point_m[i, 2] - pz
+        ax, ay, az = cross(rx, ry, rz, cx, cy, cz)
+        fx += cx
+        fy += cy
+        fz += cz
+        tqx += ax
+        tqy += ay
+        tqz += az
+    speed = math.sqrt(vx * vx + vy * vy + vz * vz)
+    drag = 0.5 * p.air_density_kg_m3 * p.drag_area_m2 * speed
+    fx -= drag * vx
+    fy -= drag * vy
+    fz -= drag * vz
+    s.force_world_n[0] = fx
+    s.force_world_n[1] = fy
+    s.force_world_n[2] = fz
+
+    # Euler's equations in the body frame
+    bx, by, bz = rotate_inverse(q, tqx, tqy, tqz)
+    s.torque_body_nm[0] = bx
+    s.torque_body_nm[1] = by
+    s.torque_body_nm[2] = bz
+    w0x, w0y, w0z = s.angular_velocity_rad_s[0], s.angular_velocity_rad_s[1], s.angular_velocity_rad_s[2]
+    ix, iy, iz = p.ixx_kg_m2, p.iyy_kg_m2, p.izz_kg_m2
+    gyx, gyy, gyz = cross(w0x, w0y, w0z, ix * w0x, iy * w0y, iz * w0z)
+    w1x = w0x + dt * (bx - gyx) / ix
+    w1y = w0y + dt * (by - gyy) / iy
+    w1z = w0z + dt * (bz - gyz) / iz
+    v1x = vx + dt * fx / m
+    v1y = vy + dt * fy / m
+    v1z = vz + dt * fz / m
+
+    # chassis ledger at the mid-tick velocities (before the pose moves)
+    mvx, mvy, mvz = 0.5 * (vx + v1x), 0.5 * (vy + v1y), 0.5 * (vz + v1z)
+    mwx, mwy, mwz = rotate(q, 0.5 * (w0x + w1x), 0.5 * (w0y + w1y), 0.5 * (w0z + w1z))
+    tyre_work = 0.0
+    normal_work = 0.0
+    for i in range(4):
+        if not s.in_contact[i]:
+            continue
+        nx, ny, nz, gx, gy, gz = contact_force(s, i)
+        rx = s.contact_point_m[i, 0] - px
+        ry = s.contact_point_m[i, 1] - py
+        rz = s.contact_point_m[i, 2] - pz
+        ox, oy, oz = cross(mwx, mwy, mwz, rx, ry, rz)
+        ux, uy, uz = mvx + ox, mvy + oy, mvz + oz
+        tyre_work += (gx * ux + gy * uy + gz * uz) * dt
+        normal_work += (nx * ux + ny * uy + nz * uz) * dt
+    s.chassis_work_j = tyre_work
+    s.e_tyre_slip_j += wheel_contact_power_w * dt - tyre_work
+    elastic_now = 0.0
+    for i in range(4):
+        elastic_now += s.elastic_energy_j[i]
+    s.e_damper_j += -normal_work - (elastic_now - elastic_before_j)
+    s.e_aero_j += drag * (mvx * mvx + mvy * mvy + mvz * mvz) * dt
+
+    # advance the state
+    s.acceleration_mps2[0] = (v1x - vx) / dt
+    s.acceleration_mps2[1] = (v1y - vy) / dt
+    s.acceleration_mps2[2] = (v1z - vz) / dt
+    s.velocity_mps[0] = v1x
+    s.velocity_mps[1] = v1y
+    s.velocity_mps[2] = v1z
+    s.angular_velocity_rad_s[0] = w1x
+    s.angular_velocity_rad_s[1] = w1y
+    s.angular_velocity_rad_s[2] = w1z
+    s.position_m[0] = px + dt * v1x
+    s.position_m[1] = py + dt * v1y
+    s.position_m[2] = pz + dt * v1z
+    integrate_orientation(q, w1x, w1y, w1z, dt)
+    _ux, _uy, up_z = rotate(q, 0.0, 0.0, 1.0)
+    s.rolled_over = up_z < ROLLOVER_UP_Z
+    speed1 = v1x * v1x + v1y * v1y + v1z * v1z
+    w2 = w1x * w1x + w1y * w1y + w1z * w1z
+    if not (speed1 < DIVERGED_SPEED_MPS * DIVERGED_SPEED_MPS and w2 < 1e4):
+        s.diverged = True

@@ -1,0 +1,285 @@
+"""Spin phase: engine, clutch, CVT, gearbox, rear axle and front demand drive solved together with
+backward Euler (seed 002 ``SolveUtvDriveline``).
+
+Every wheel arrives with its linearised spin model from ``prepare_wheel``: the shaft torque that makes it
+end the tick at omega is T(omega) = a + b omega + f sgn(omega), f the friction capacity (brake, rolling
+resistance, soil, bearing), set-valued at omega = 0: friction stops a wheel, it never drives it back.
+
+For a trial rear carrier speed c (wheel-speed units) the wheels need (the seed's wording):
+- the rear axle: locked (2WD, AWD), both rear wheels at c; open (Turf), equal torques whose wheel
+  speeds average c;
+- in AWD, each front wheel that the front ring (turning at ``front_ring_ratio`` x c) catches up with:
+  its shaft torque at the ring speed, costing front_ring_ratio times that at the carrier (a free wheel
+  otherwise); Active Descent Control locks the front to the ring on overrun.
+This rises with c. The engine side: a holding clutch makes the engine end at R c (R the signed belt x
+gearbox ratio), which takes J_e (w_free - R c) / dt through the clutch, delivered to the carrier as
+R eta T for drive and R T / eta for engine braking; beyond the forward or reverse capacity the clutch
+slips at the capacity. The secondary and gearbox inertia, J_s G^2 (c - c_0) / dt, is paid from it.
+Park holds c at 0 up to ``park_hold_nm``; neutral and park leave the engine free. An external torque
+at the carrier (a dynamometer input of the command) adds to the engine side.
+
+One bisection on c balances wheel side and engine side (fixed iteration count: deterministic and
+allocation-free); a balance at c = 0 inside the friction band holds the carrier still.
+"""
+
+from numba import njit
+
+from acres_gym.constants import (
+    DRIVE_ALL_WHEEL,
+    DRIVE_TURF,
+    GEAR_HIGH,
+    GEAR_LOW,
+    GEAR_PARK,
+    GEAR_REVERSE,
+    RAD_S_TO_RPM,
+)
+from acres_gym.model.cvt import gear_ratios
+from acres_gym.model.ledger import account_powertrain
+from acres_gym.model.wheel import shaft_torque, spin_for_torque
+
+BISECTION_ITERATIONS = 56
+CARRIER_BRACKET_RAD_S = 600.0  # |c| bound of the search, wheel rad/s (about 200 m/s)
+OPEN_DIFF_TORQUE_BRACKET_NM = 1e6
+
+
+@njit(cache=True)
+def _open_diff_mean(s, torque_nm):
+    """Mean end-of-tick speed of the two rear wheels when each receives ``torque_nm``."""
+    wl = spin_for_torque(s.wheel_lin_a_nm[2], s.wheel_lin_b_nm_s[2], s.resist_torque_nm[2], torque_nm)
+    wr = spin_for_torque(s.wheel_lin_a_nm[3], s.wheel_lin_b_nm_s[3], s.resist_torque_nm[3], torque_nm)
+    return 0.5 * (wl + wr)
+
+
+@njit(cache=True)
+def open_diff_wheel_torque(s, c, side):
+    """Torque on each rear wheel of the open differential for carrier speed c (side: c = 0-/0+)."""
+    if c == 0.0:
+        lo = max(s.wheel_lin_a_nm[2] - s.resist_torque_nm[2], s.wheel_lin_a_nm[3] - s.resist_torque_nm[3])
+        hi = min(s.wheel_lin_a_nm[2] + s.resist_torque_nm[2], s.wheel_lin_a_nm[3] + s.resist_torque_nm[3])
+        if lo <= hi:
+            return lo if side < 0 else hi
+    lo = -OPEN_DIFF_TORQUE_BRACKET_NM
+    hi = OPEN_DIFF_TORQUE_BRACKET_NM
+    for _ in range(BISECTION_ITERATIONS + 8):
+        mid = 0.5 * (lo + hi)
+        if _open_diff_mean(s, mid) < c:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+@njit(cache=True)
+def rear_torque(s, c, side, open_diff):
+    """Carrier torque the rear wheels need to end the tick at carrier speed c."""
+    if open_diff:
+        return 2.0 * open_diff_wheel_torque(s, c, side)
+    t = shaft_torque(s.wheel_lin_a_nm[2], s.wheel_lin_b_nm_s[2], s.resist_torque_nm[2], c, side)
+    return t + shaft_torque(s.wheel_lin_a_nm[3], s.wheel_lin_b_nm_s[3], s.resist_torque_nm[3], c, side)
+
+
+@njit(cache=True)
+def front_engaged(s, j, c, side, adc):
+    """Whether the front ring catches front wheel j (the demand drive's overrunning clutch) at c."""
+    if adc:
+        return True
+    ring = s.front_ring_ratio * c
+    free = s.wheel_free_omega_rad_s[j]
+    if c > 0.0 or (c == 0.0 and side > 0):
+        return ring >= free if c == 0.0 else ring > free
+    return ring <= free if c == 0.0 else ring < free
+
+
+@njit(cache=True)
+def front_torque(s, c, side, awd, adc):
+    """Carrier torque the front demand drive needs at carrier speed c (0 unless AWD)."""
+    if not awd:
+        return 0.0
+    total = 0.0
+    ring = s.front_ring_ratio
+    for j in range(2):
+        if front_engaged(s, j, c, side, adc):
+            total += ring * shaft_torque(s.wheel_lin_a_nm[j], s.wheel_lin_b_nm_s[j], s.resist_torque_nm[j],
+                                         ring * c, side)
+    return total
+
+
+@njit(cache=True)
+def clutch_torque(p, s, c, inv_dt):
+    """Clutch torque (+ engine drives) for carrier speed c, and whether the clutch holds."""
+    need = p.engine_inertia_kg_m2 * (s.free_engine_rad_s - s.drive_ratio * c) * inv_dt
+    if need > s.clutch_forward_nm:
+        return s.clutch_forward_nm, False
+    if need < -s.clutch_reverse_nm:
+        return -s.clutch_reverse_nm, False
+    return need, True
+
+
+@njit(cache=True)
+def transmission_torque(p, s, c, in_gear, reduction, inv_dt, external_nm):
+    """Engine side: carrier torque the transmission delivers at carrier speed c (without park)."""
+    if not in_gear:
+        return external_nm
+    t, _hold = clutch_torque(p, s, c, inv_dt)
+    eta = p.belt_efficiency * p.gear_efficiency
+    delivered = s.drive_ratio * (eta * t if t >= 0.0 else t / eta)
+    inertia = p.secondary_inertia_kg_m2 * reduction * reduction * (c - s.carrier_omega_rad_s) * inv_dt
+    return delivered - inertia + external_nm
+
+
+@njit(cache=True)
+def _imbalance(p, s, c, side, open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm):
+    """Wheel side minus engine side at c (rising in c); the park pawl resists motion up to park_nm."""
+    wheels = rear_torque(s, c, side, open_diff) + front_torque(s, c, side, awd, adc)
+    engine = transmission_torque(p, s, c, in_gear, reduction, inv_dt, external_nm)
+    direction = side if c == 0.0 else (1.0 if c > 0.0 else -1.0)
+    return wheels - engine + direction * park_nm
+
+
+@njit(cache=True)
+def solve_carrier_speed(p, s, open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm):
+    """The end-of-tick rear carrier speed c balancing wheel side and engine side (0 when held)."""
+    args = (open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm)
+    below = _imbalance(p, s, 0.0, -1.0, *args)
+    above = _imbalance(p, s, 0.0, 1.0, *args)
+    if below <= 0.0 <= above:
+        return 0.0
+    if above < 0.0:
+        lo, hi = 0.0, CARRIER_BRACKET_RAD_S
+    else:
+        lo, hi = -CARRIER_BRACKET_RAD_S, 0.0
+    for _ in range(BISECTION_ITERATIONS):
+        mid = 0.5 * (lo + hi)
+        if _imbalance(p, s, mid, 1.0, *args) < 0.0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+@njit(cache=True)
+def _held_lambda(s, include_front, ring, target_nm):
+    """Common friction use lambda of the wheels held at zero carrying ``target_nm`` at the carrier:
+    rear T_i = a_i + lambda f_i, engaged fronts likewise (costing ring x that)."""
+    sum_a = s.wheel_lin_a_nm[2] + s.wheel_lin_a_nm[3]
+    sum_f = s.resist_torque_nm[2] + s.resist_torque_nm[3]
+    if include_front:
+        sum_a += ring * (s.wheel_lin_a_nm[0] + s.wheel_lin_a_nm[1])
+        sum_f += ring * (s.resist_torque_nm[0] + s.resist_torque_nm[1])
+    if sum_f <= 0.0:
+        return 0.0
+    return min(1.0, max(-1.0, (target_nm - sum_a) / sum_f))
+
+
+@njit(cache=True)
+def _free_front(s, j):
+    s.wheel_end_omega_rad_s[j] = s.wheel_free_omega_rad_s[j]
+    s.wheel_end_shaft_nm[j] = 0.0
+
+
+@njit(cache=True)
+def _place_wheels_moving(s, c, open_diff, awd, adc):
+    """End speeds and shaft torques of the wheels for a turning carrier; returns the front ring torque."""
+    side = 1.0 if c > 0.0 else -1.0
+    if open_diff:
+        t = open_diff_wheel_torque(s, c, side)
+        for i in range(2, 4):
+            s.wheel_end_omega_rad_s[i] = spin_for_torque(s.wheel_lin_a_nm[i], s.wheel_lin_b_nm_s[i],
+                                                         s.resist_torque_nm[i], t)
+            s.wheel_end_shaft_nm[i] = t
+    else:
+        for i in range(2, 4):
+            s.wheel_end_omega_rad_s[i] = c
+            s.wheel_end_shaft_nm[i] = shaft_torque(s.wheel_lin_a_nm[i], s.wheel_lin_b_nm_s[i],
+                                                   s.resist_torque_nm[i], c, side)
+    ring_torque = 0.0
+    for j in range(2):
+        if awd and front_engaged(s, j, c, side, adc):
+            w = s.front_ring_ratio * c
+            t = shaft_torque(s.wheel_lin_a_nm[j], s.wheel_lin_b_nm_s[j], s.resist_torque_nm[j], w, side)
+            s.wheel_end_omega_rad_s[j] = w
+            s.wheel_end_shaft_nm[j] = t
+            s.front_engaged[j] = True
+            ring_torque += t
+        else:
+            _free_front(s, j)
+            s.front_engaged[j] = False
+    return ring_torque
+
+
+@njit(cache=True)
+def _place_wheels_held(s, carrier_nm, open_diff, awd, adc):
+    """End speeds and shaft torques with the carrier held at zero carrying ``carrier_nm``."""
+    ring = s.front_ring_ratio
+    lock_front = awd and adc
+    ring_torque = 0.0
+    if open_diff:
+        t = 0.5 * carrier_nm
+        for i in range(2, 4):
+            s.wheel_end_omega_rad_s[i] = spin_for_torque(s.wheel_lin_a_nm[i], s.wheel_lin_b_nm_s[i],
+                                                         s.resist_torque_nm[i], t)
+            s.wheel_end_shaft_nm[i] = t
+    else:
+        lam = _held_lambda(s, lock_front, ring, carrier_nm)
+        for i in range(2, 4):
+            s.wheel_end_omega_rad_s[i] = 0.0
+            s.wheel_end_shaft_nm[i] = s.wheel_lin_a_nm[i] + lam * s.resist_torque_nm[i]
+        if lock_front:
+            for j in range(2):
+                t = s.wheel_lin_a_nm[j] + lam * s.resist_torque_nm[j]
+                s.wheel_end_omega_rad_s[j] = 0.0
+                s.wheel_end_shaft_nm[j] = t
+                s.front_engaged[j] = True
+                ring_torque += t
+    if not lock_front:
+        for j in range(2):
+            _free_front(s, j)
+            s.front_engaged[j] = False
+    return ring_torque
+
+
+@njit(cache=True)
+def solve_driveline(dt, p, s, external_nm):
+    """Spin phase of the tick: writes the wheels' end speeds and shaft torques (``wheel_end_*``), the
+    engine speed, clutch, carrier and park state, and the engine-to-axle energy flows."""
+    inv_dt = 1.0 / dt
+    gear = s.gear
+    reduction, _ring = gear_ratios(p, gear)
+    in_gear = gear == GEAR_HIGH or gear == GEAR_LOW or gear == GEAR_REVERSE
+    park_nm = p.park_hold_nm if gear == GEAR_PARK else 0.0
+    open_diff = s.drive_mode == DRIVE_TURF
+    awd = s.drive_mode == DRIVE_ALL_WHEEL and in_gear
+    adc = awd and p.adc != 0 and s.pedal_input <= 0.0 and s.clutch_torque_nm < 0.0
+    s.adc_active = adc
+    c = solve_carrier_speed(p, s, open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm)
+
+    transmission = transmission_torque(p, s, c, in_gear, reduction, inv_dt, external_nm)
+    if c == 0.0:
+        low = rear_torque(s, 0.0, -1.0, open_diff) + front_torque(s, 0.0, -1.0, awd and adc, adc)
+        high = rear_torque(s, 0.0, 1.0, open_diff) + front_torque(s, 0.0, 1.0, awd and adc, adc)
+        carrier_nm = min(max(transmission, low), high)
+        s.park_torque_nm = carrier_nm - transmission
+        ring_torque = _place_wheels_held(s, carrier_nm, open_diff, awd, adc)
+    else:
+        s.park_torque_nm = -park_nm if c > 0.0 else park_nm
+        ring_torque = _place_wheels_moving(s, c, open_diff, awd, adc)
+    s.front_ring_torque_nm = ring_torque
+    s.parked = gear == GEAR_PARK and c == 0.0
+
+    if in_gear:
+        t_clutch, holding = clutch_torque(p, s, c, inv_dt)
+    else:
+        t_clutch, holding = 0.0, False
+    if holding:
+        engine_end = s.drive_ratio * c
+    else:
+        engine_end = s.free_engine_rad_s - dt * t_clutch / p.engine_inertia_kg_m2
+    engine_end = max(engine_end, 0.0)
+    belt_in = s.drive_ratio * c if in_gear else engine_end
+    account_powertrain(dt, p, s, engine_end, t_clutch, belt_in, c, transmission - external_nm, external_nm)
+    s.clutch_torque_nm = t_clutch
+    s.clutch_slip_rad_s = engine_end - belt_in
+    s.carrier_torque_nm = transmission
+    s.carrier_omega_rad_s = c
+    s.engine_rpm = engine_end * RAD_S_TO_RPM
+    s.secondary_omega_rad_s = reduction * c if in_gear else 0.0

@@ -1,0 +1,66 @@
+"""One physics tick of the Ranger in the seed's order (seed 002, "A physics step"), and the batched
+kernel that advances N vehicles by n ticks in one call.
+
+    step_dbw            actuators, ULC, gear
+    step_steering       road-wheel angles
+    step_engine, step_cvt   engine, CVT, clutch hand-over (seed StepUtvPowertrain)
+    prepare_wheel x 4   contact, suspension, tyre, brakes (seed PrepareUtvWheel)
+    solve_driveline     wheel spins, engine speed, fuel, ledger (seed SolveUtvDriveline)
+    settle_wheel x 4    tyre forces of the tick
+    step_chassis        6-DOF body, chassis ledger (seed AccountChassis)
+"""
+
+import math
+
+from numba import njit, prange
+
+from acres_gym.constants import DT_S
+from acres_gym.dbw.step import step_dbw
+from acres_gym.model.chassis import step_chassis
+from acres_gym.model.cvt import step_cvt
+from acres_gym.model.driveline import solve_driveline
+from acres_gym.model.engine import step_engine
+from acres_gym.model.ledger import account_wheel
+from acres_gym.model.steering import step_steering
+from acres_gym.model.wheel import prepare_wheel, settle_wheel
+
+
+@njit(cache=True)
+def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
+    """Advances one vehicle by one tick. A diverged vehicle stays frozen."""
+    if s.diverged:
+        return
+    step_dbw(dt, p, cmd, s, message_tick)
+    step_steering(dt, p, s)
+    speed_mps = 0.5 * (s.wheel_omega_rad_s[2] + s.wheel_omega_rad_s[3]) * p.tyre_radius_m
+    step_engine(dt, p, s, speed_mps)
+    step_cvt(dt, p, s, s.gear)
+    k = s.terrain_index
+    elastic_before = 0.0
+    for i in range(4):
+        elastic_before += s.elastic_energy_j[i]
+    for i in range(4):
+        prepare_wheel(dt, i, p, s, height_m[k], surface_id[k], wetness[k], origin_xy_m[k, 0], origin_xy_m[k, 1],
+                      cell_m[k], surfaces)
+    solve_driveline(dt, p, s, cmd.carrier_drive_nm)
+    contact_power = 0.0
+    for i in range(4):
+        settle_wheel(i, p, s, s.wheel_end_omega_rad_s[i], s.wheel_end_shaft_nm[i])
+        contact_power += account_wheel(dt, s, i, s.wheel_omega_rad_s[i], s.wheel_end_shaft_nm[i])
+    step_chassis(dt, p, s, contact_power, elastic_before)
+    s.tick += 1
+    if not (math.isfinite(s.engine_rpm) and math.isfinite(s.wheel_omega_rad_s[0] + s.wheel_omega_rad_s[1]
+                                                         + s.wheel_omega_rad_s[2] + s.wheel_omega_rad_s[3])):
+        s.diverged = True
+
+
+@njit(cache=True, parallel=True)
+def run_ticks(params, state, commands, n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
+    """Advances every vehicle by ``n_ticks`` ticks of 1/120 s, holding its command (its messages count
+    on the first tick). One call, no Python per tick; vehicles run in parallel threads."""
+    for v in prange(state.shape[0]):
+        p = params[v]
+        s = state[v]
+        c = commands[v]
+        for t in range(n_ticks):
+            step_vehicle(DT_S, p, c, s, t == 0, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces)

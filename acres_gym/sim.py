@@ -1,0 +1,307 @@
+"""``RangerSim``: the batched simulator core.
+
+N vehicles share one call per advance: ``step(n_ticks)`` runs all of them for n ticks of 1/120 s inside
+one jitted kernel (``acres_gym.model.tick.run_ticks``), with no Python per tick and no allocation per
+tick. State, parameters and commands are numpy record arrays with a leading vehicle axis; field names
+carry their units (``sim.state.engine_rpm``, ``sim.state.wheel_omega_rad_s[:, 2]``).
+
+Example::
+
+    sim = RangerSim(n=1)                       # flat dry asphalt, the CREW XP 1000
+    sim.reset()
+    sim.commands.gear_cmd = GEAR_HIGH ...      # or driver inputs: driver_throttle_pct, driver_brake_bar
+    sim.step(120)                              # one second
+    print(sim.speed_mps, sim.ledger(0))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from acres_gym.constants import DT_S, PHYSICS_HZ
+from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
+from acres_gym.dbw.step import reset_dbw
+from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
+from acres_gym.model.suspension import elastic_energy
+from acres_gym.model.tick import run_ticks
+from acres_gym.model.vec import euler_from_quaternion
+from acres_gym.params import load_vehicle, make_params_array
+from acres_gym.schema import PARAMS_DTYPE
+from acres_gym.state import STATE_DTYPE, make_state
+from acres_gym.terrain import Terrain, TerrainStack, flat
+
+DEFAULT_VEHICLE = "polaris_ranger_crew_xp1000"
+
+
+@njit(cache=True)
+def _reset_one(p, s, x, y, z, qw, qx, qy, qz, terrain_index):
+    """Seed ``ResetUtv``: engine at idle, CVT at its initial ratio, gear and drive mode from the
+    parameters, wheels still, suspension at the static position, ledger cleared."""
+    for k in range(s.orientation_wxyz.shape[0]):
+        s.orientation_wxyz[k] = 0.0
+    s.orientation_wxyz[0] = qw
+    s.orientation_wxyz[1] = qx
+    s.orientation_wxyz[2] = qy
+    s.orientation_wxyz[3] = qz
+    s.position_m[0] = x
+    s.position_m[1] = y
+    s.position_m[2] = z
+    for k in range(3):
+        s.velocity_mps[k] = 0.0
+        s.angular_velocity_rad_s[k] = 0.0
+        s.acceleration_mps2[k] = 0.0
+        s.force_world_n[k] = 0.0
+        s.torque_body_nm[k] = 0.0
+    s.time_s = 0.0
+    s.tick = 0
+    s.terrain_index = terrain_index
+    s.rolled_over = False
+    s.diverged = False
+    for i in range(4):
+        s.wheel_omega_rad_s[i] = 0.0
+        s.road_wheel_angle_rad[i] = 0.0
+        s.suspension_compression_m[i] = p.droop_m
+        s.suspension_rate_mps[i] = 0.0
+        deflection = p.static_load_n[i] / p.tyre_vertical_stiffness_n_m
+        s.tyre_deflection_m[i] = deflection
+        s.normal_load_n[i] = p.static_load_n[i]
+        s.in_contact[i] = True
+        s.tyre_fx_n[i] = 0.0
+        s.tyre_fy_n[i] = 0.0
+        s.tyre_long_deflection_m[i] = 0.0
+        s.tyre_lat_deflection_m[i] = 0.0
+        s.wheel_long_speed_mps[i] = 0.0
+        s.wheel_lat_speed_mps[i] = 0.0
+        s.slip_ratio[i] = 0.0
+        s.slip_angle_rad[i] = 0.0
+        s.sinkage_m[i] = 0.0
+        s.motion_resistance_n[i] = 0.0
+        s.gross_thrust_n[i] = 0.0
+        s.shaft_torque_nm[i] = 0.0
+        s.rolling_radius_m[i] = p.tyre_radius_m - deflection
+        s.elastic_energy_j[i] = elastic_energy(p, i, p.droop_m, deflection)
+    s.road_wheel_rad = 0.0
+    s.engine_rpm = p.idle_rpm
+    s.engine_request = 0.0
+    s.fuelled = False
+    s.pedal_input = 0.0
+    s.cvt_ratio = p.cvt_initial_ratio
+    s.clutch_torque_nm = 0.0
+    s.clutch_slip_rad_s = 0.0
+    s.carrier_omega_rad_s = 0.0
+    s.carrier_torque_nm = 0.0
+    s.secondary_omega_rad_s = 0.0
+    s.front_engaged[0] = False
+    s.front_engaged[1] = False
+    s.front_ring_torque_nm = 0.0
+    s.adc_active = False
+    s.parked = False
+    s.park_torque_nm = 0.0
+    s.fuel_used_kg = 0.0
+    s.fuel_rate_g_s = 0.0
+    s.fuel_remaining_l = p.fuel_initial_l
+    reset_dbw(p, s)
+    s.e_fuel_j = 0.0
+    s.e_thermal_j = 0.0
+    s.e_engine_friction_j = 0.0
+    s.e_pumping_j = 0.0
+    s.e_accessory_j = 0.0
+    s.e_clutch_slip_j = 0.0
+    s.e_belt_gear_j = 0.0
+    s.e_brake_j = 0.0
+    s.e_rolling_j = 0.0
+    s.e_soil_j = 0.0
+    s.e_tyre_slip_j = 0.0
+    s.e_damper_j = 0.0
+    s.e_aero_j = 0.0
+    s.e_park_j = 0.0
+    s.e_external_j = 0.0
+    s.e_stored0_j = stored_energy(p, s)
+    s.e_stored_j = s.e_stored0_j
+
+
+@njit(cache=True)
+def _reset_batch(params, state, mask, pose, terrain_index):
+    for v in range(state.shape[0]):
+        if mask[v]:
+            _reset_one(params[v], state[v], pose[v, 0], pose[v, 1], pose[v, 2], pose[v, 3], pose[v, 4],
+                       pose[v, 5], pose[v, 6], terrain_index[v])
+
+
+@njit(cache=True)
+def _update_stored(params, state):
+    for v in range(state.shape[0]):
+        state[v].e_stored_j = stored_energy(params[v], state[v])
+
+
+def _spawn_pose(p, terrain: Terrain, x: float, y: float, yaw: float) -> np.ndarray:
+    """CG position and orientation that put the vehicle at its static ride height on the ground at
+    (x, y) (the rear-axle midpoint's footprint), heading ``yaw``, aligned with the local ground plane."""
+    normal = np.asarray(terrain.normal_at(x, y), dtype=float).reshape(3)
+    heading = np.array([math.cos(yaw), math.sin(yaw), 0.0])
+    fwd = heading - heading.dot(normal) * normal
+    fwd /= np.linalg.norm(fwd)
+    left = np.cross(normal, fwd)
+    rot = np.column_stack([fwd, left, normal])  # body axes in the world frame
+    ground = np.array([x, y, float(terrain.height_at(x, y))])
+    cg_body = np.array([p.cg_forward_m, p.cg_left_m, p.cg_height_m])
+    pos = ground + rot @ cg_body
+    # rotation matrix -> quaternion (w, x, y, z)
+    m = rot
+    tr = m[0, 0] + m[1, 1] + m[2, 2]
+    if tr > 0:
+        sq = math.sqrt(tr + 1.0) * 2
+        q = [0.25 * sq, (m[2, 1] - m[1, 2]) / sq, (m[0, 2] - m[2, 0]) / sq, (m[1, 0] - m[0, 1]) / sq]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        sq = math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2
+        q = [(m[2, 1] - m[1, 2]) / sq, 0.25 * sq, (m[0, 1] + m[1, 0]) / sq, (m[0, 2] + m[2, 0]) / sq]
+    elif m[1, 1] > m[2, 2]:
+        sq = math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2
+        q = [(m[0, 2] - m[2, 0]) / sq, (m[0, 1] + m[1, 0]) / sq, 0.25 * sq, (m[1, 2] + m[2, 1]) / sq]
+    else:
+        sq = math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2
+        q = [(m[1, 0] - m[0, 1]) / sq, (m[0, 2] + m[2, 0]) / sq, (m[1, 2] + m[2, 1]) / sq, 0.25 * sq]
+    q = np.asarray(q)
+    return np.concatenate([pos, q / np.linalg.norm(q)])
+
+
+class RangerSim:
+    """N Polaris Ranger CREW XP 1000 vehicles advanced together at 120 Hz.
+
+    Args:
+        n: number of vehicles.
+        vehicle: a vehicle name under ``configs/vehicles`` or a JSON path (ignored if ``params`` given).
+        params: one finalised parameter record for all vehicles, or a sequence of N, or a (N,) array.
+        overrides: dotted parameter keys applied to ``vehicle`` before finalising.
+        terrain: a ``Terrain`` shared by all, a sequence of terrains (one per vehicle or fewer, mapped
+            with ``terrain_index``), or a ``TerrainStack``; default flat dry asphalt.
+    """
+
+    def __init__(self, n: int = 1, vehicle: str = DEFAULT_VEHICLE, params=None, overrides=None,
+                 terrain=None):
+        if not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n = {n!r}: expected a positive integer number of vehicles")
+        self.n = int(n)
+        if params is None:
+            params = load_vehicle(vehicle, overrides=overrides)
+        elif overrides:
+            raise ValueError("give either params or overrides, not both (apply overrides with load_vehicle)")
+        self.params = make_params_array(params, self.n)
+        if terrain is None:
+            terrain = flat()
+        if isinstance(terrain, TerrainStack):
+            self.terrain = terrain
+        elif isinstance(terrain, Terrain):
+            self.terrain = TerrainStack.from_terrains([terrain])
+        elif isinstance(terrain, Sequence):
+            self.terrain = TerrainStack.from_terrains(list(terrain))
+        else:
+            raise TypeError(f"terrain: expected a Terrain, a sequence of Terrain or a TerrainStack, "
+                            f"got {type(terrain).__name__}")
+        self._surfaces = np.array(self.terrain.surfaces.records, copy=True)
+        self.state = make_state(self.n)
+        self.commands = make_commands(self.n)
+        self._pose = np.zeros((self.n, 7))
+        self._terrain_index = np.zeros(self.n, dtype=np.int64)
+        self.reset()
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    def reset(self, indices=None, x_m=0.0, y_m=0.0, yaw_rad=0.0, terrain_index=None) -> None:
+        """Resets vehicles (all, or ``indices``) at rest at their static ride height, with the rear-axle
+        footprint at (x_m, y_m) heading ``yaw_rad``; scalars or arrays over the selected vehicles."""
+        idx = np.arange(self.n) if indices is None else np.atleast_1d(np.asarray(indices, dtype=np.int64))
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n):
+            raise IndexError(f"indices must lie in [0, {self.n - 1}], got {idx.tolist()}")
+        xs = np.broadcast_to(np.asarray(x_m, dtype=float), idx.shape)
+        ys = np.broadcast_to(np.asarray(y_m, dtype=float), idx.shape)
+        yaws = np.broadcast_to(np.asarray(yaw_rad, dtype=float), idx.shape)
+        if terrain_index is None:
+            tis = np.minimum(idx, len(self.terrain) - 1) if len(self.terrain) > 1 else np.zeros_like(idx)
+        else:
+            tis = np.broadcast_to(np.asarray(terrain_index, dtype=np.int64), idx.shape)
+        if np.any(tis < 0) or np.any(tis >= len(self.terrain)):
+            raise IndexError(f"terrain_index must lie in [0, {len(self.terrain) - 1}]")
+        for k, v in enumerate(idx):
+            if not (math.isfinite(xs[k]) and math.isfinite(ys[k]) and math.isfinite(yaws[k])):
+                raise ValueError(f"reset pose of vehicle {v} is not finite: ({xs[k]}, {ys[k]}, {yaws[k]})")
+            self._pose[v] = _spawn_pose(self.params[v], self.terrain.terrain(int(tis[k])), xs[k], ys[k], yaws[k])
+            self._terrain_index[v] = tis[k]
+        mask = np.zeros(self.n, dtype=np.bool_)
+        mask[idx] = True
+        _reset_batch(self.params, self.state, mask, self._pose, self._terrain_index)
+        cmd = make_commands(1)[0]
+        self.commands[idx] = cmd
+
+    def step(self, n_ticks: int = 1, commands=None) -> None:
+        """Advances all vehicles by ``n_ticks`` physics ticks of 1/120 s holding ``commands`` (default
+        ``self.commands``); the commands' messages (``*_fresh``, ``gear_cmd``) count on the first tick."""
+        if not isinstance(n_ticks, (int, np.integer)) or n_ticks < 0:
+            raise ValueError(f"n_ticks = {n_ticks!r}: expected a non-negative integer")
+        if commands is None:
+            commands = self.commands
+        elif not (isinstance(commands, np.ndarray) and commands.dtype == COMMAND_DTYPE
+                  and commands.shape == (self.n,)):
+            raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
+        run_ticks(self.params, self.state, commands, int(n_ticks), self.terrain.height_m,
+                  self.terrain.surface_id, self.terrain.wetness, self.terrain.origin_xy_m,
+                  self.terrain.cell_m, self._surfaces)
+
+    def run_seconds(self, seconds: float, commands=None) -> None:
+        """Advances by ``seconds`` (rounded to whole ticks)."""
+        self.step(int(round(seconds * PHYSICS_HZ)), commands)
+
+    # --- readable views --------------------------------------------------------------------------
+    @property
+    def time_s(self) -> np.ndarray:
+        return self.state.time_s
+
+    @property
+    def euler_rad(self) -> np.ndarray:
+        """(N, 3) roll, pitch, yaw, rad."""
+        return np.array([euler_from_quaternion(q) for q in self.state.orientation_wxyz])
+
+    @property
+    def body_velocity_mps(self) -> np.ndarray:
+        """(N, 3) CG velocity in the body frame (forward, left, up), m/s."""
+        out = np.empty((self.n, 3))
+        for v in range(self.n):
+            w, x, y, z = self.state.orientation_wxyz[v]
+            r = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                          [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                          [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+            out[v] = r.T @ self.state.velocity_mps[v]
+        return out
+
+    @property
+    def speed_mps(self) -> np.ndarray:
+        """Forward speed of the CG (body x), m/s."""
+        return self.body_velocity_mps[:, 0]
+
+    def ledger(self, v: int = 0) -> dict[str, float]:
+        """The energy ledger of vehicle ``v``: energy in, each loss, the change of stored energy and the
+        residual (in - losses - stored change), J."""
+        _update_stored(self.params, self.state)
+        s = self.state[v]
+        out = {"fuel_j": float(s.e_fuel_j), "external_j": float(s.e_external_j)}
+        for name in LEDGER_LOSS_FIELDS:
+            out[name[2:]] = float(s[name])
+        out["stored_change_j"] = float(s.e_stored_j - s.e_stored0_j)
+        losses = sum(float(s[name]) for name in LEDGER_LOSS_FIELDS)
+        out["residual_j"] = out["fuel_j"] + out["external_j"] - losses - out["stored_change_j"]
+        return out
+
+    def ledger_table(self, v: int = 0) -> str:
+        """The ledger as a printable table (kJ and share of the energy in)."""
+        book = self.ledger(v)
+        total_in = max(book["fuel_j"] + book["external_j"], 1e-9)
+        lines = [f"{'flow':<22}{'kJ':>12}{'share':>9}"]
+        for key, value in book.items():
+            lines.append(f"{key:<22}{value / 1e3:>12.3f}{100 * value / total_in:>8.2f}%")
+        return "\n".join(lines)
+
+
+__all__ = ["RangerSim", "DEFAULT_VEHICLE", "PARAMS_DTYPE", "STATE_DTYPE", "COMMAND_DTYPE", "DT_S"]

@@ -1,0 +1,80 @@
+"""Terrain and surfaces: height grids, surface and wetness maps, the surface table, jitted lookups.
+
+- :mod:`~acres_gym.terrain.surfaces`: the surface table (hard-ground friction, soils) and its friction model.
+- :mod:`~acres_gym.terrain.grid`: :class:`Terrain` (one grid) and :class:`TerrainStack` (one per vehicle).
+- :mod:`~acres_gym.terrain.generate`: flat, slope, split, rough, patches, polygons, files, configs.
+- :mod:`~acres_gym.terrain.sampling`: ``@njit`` height/gradient and surface lookups for the physics tick.
+"""
+
+from acres_gym.terrain.generate import (
+    TERRAIN_KINDS,
+    flat,
+    from_config,
+    from_file,
+    rough,
+    slope,
+    split,
+    to_file,
+    with_patches,
+    with_polygons,
+    with_wetness,
+)
+from acres_gym.terrain.grid import Terrain, TerrainStack
+from acres_gym.terrain.sampling import (
+    sample_ground_k,
+    sample_height,
+    sample_height_k,
+    sample_surface,
+    sample_surface_k,
+    surface_friction,
+    surface_normal,
+)
+from acres_gym.terrain.surfaces import (
+    HARD_FIELDS,
+    SOIL_KEYS,
+    SurfaceTable,
+    default_surfaces,
+    friction_coefficient,
+    load_surface_table,
+    make_surface_table,
+    surface_id,
+    surface_names,
+    surface_row,
+    surface_table,
+)
+from acres_gym.terrain.surfaces_dtype import SURFACE_DTYPE
+
+__all__ = [
+    "HARD_FIELDS",
+    "SOIL_KEYS",
+    "SURFACE_DTYPE",
+    "TERRAIN_KINDS",
+    "SurfaceTable",
+    "Terrain",
+    "TerrainStack",
+    "default_surfaces",
+    "flat",
+    "friction_coefficient",
+    "from_config",
+    "from_file",
+    "load_surface_table",
+    "make_surface_table",
+    "rough",
+    "sample_ground_k",
+    "sample_height",
+    "sample_height_k",
+    "sample_surface",
+    "sample_surface_k",
+    "slope",
+    "split",
+    "surface_friction",
+    "surface_id",
+    "surface_names",
+    "surface_normal",
+    "surface_row",
+    "surface_table",
+    "to_file",
+    "with_patches",
+    "with_polygons",
+    "with_wetness",
+]

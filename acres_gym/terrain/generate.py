@@ -1,0 +1,519 @@
+"""Terrain constructors: flat ground, slopes, surface splits, fractal rough ground, surface patches,
+polygons, files and configs. Every constructor returns a :class:`~acres_gym.terrain.grid.Terrain`.
+
+Grids are square by default (``size_m`` a number) or rectangular (``size_m=(size_x, size_y)``),
+centred on ``center`` with ``ceil(size / cell) + 1`` points per side. A cell whose wetness is not
+given gets its surface's ``default_wetness``. Random terrains draw only from the generator seeded by
+the caller (``numpy.random.default_rng(seed)``): the same seed gives the same terrain, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
+from acres_gym.terrain.surfaces import SurfaceTable, default_surfaces
+
+FILE_FORMAT = "acres_gym.terrain.npz/1"
+
+
+# --------------------------------------------------------------------------- argument checks
+def _number(name: str, value, lo: float = -math.inf, hi: float = math.inf,
+            lo_inclusive: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    ok = math.isfinite(value) and (value >= lo if lo_inclusive else value > lo) and value <= hi
+    if not ok:
+        bracket = "[" if lo_inclusive else "("
+        raise ValueError(f"{name} = {value} outside the allowed range {bracket}{lo}, {hi}]")
+    return value
+
+
+def _pair(name: str, value) -> tuple[float, float]:
+    if np.ndim(value) == 0:
+        v = _number(name, value)
+        return v, v
+    if len(value) != 2:
+        raise ValueError(f"{name} must be a number or a pair (x, y), got {value!r}")
+    return _number(f"{name}[0]", value[0]), _number(f"{name}[1]", value[1])
+
+
+def _seed(name: str, seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {seed!r}")
+    return int(seed)
+
+
+def _wetness(name: str, wetness, default: float) -> float:
+    return default if wetness is None else _number(name, wetness, 0.0, 1.0)
+
+
+def _table(table: SurfaceTable | None) -> SurfaceTable:
+    return table if table is not None else default_surfaces()
+
+
+def _grid(size_m, cell_m, center) -> tuple[int, int, float, float, float]:
+    """(nx, ny, origin_x, origin_y, cell) of a grid of ``size_m`` centred on ``center``."""
+    cell = _number("cell_m", cell_m, 0.0, 1e4, lo_inclusive=False)
+    sx, sy = _pair("size_m", size_m)
+    if sx <= 0.0 or sy <= 0.0:
+        raise ValueError(f"size_m must be > 0, got {size_m!r}")
+    cx, cy = _pair("center", center)
+    nx = max(2, math.ceil(sx / cell - 1e-9) + 1)
+    ny = max(2, math.ceil(sy / cell - 1e-9) + 1)
+    if nx * ny > MAX_GRID_POINTS:
+        raise ValueError(f"size_m = {size_m!r} with cell_m = {cell} gives {nx} x {ny} points, more than "
+                         f"{MAX_GRID_POINTS}; use a larger cell_m or a smaller size_m")
+    return nx, ny, cx - 0.5 * (nx - 1) * cell, cy - 0.5 * (ny - 1) * cell, cell
+
+
+def _uniform(height: np.ndarray, ox: float, oy: float, cell: float, surface: str, wetness,
+             table: SurfaceTable | None) -> Terrain:
+    t = _table(table)
+    sid = t.surface_id(surface)
+    w = _wetness("wetness", wetness, float(t.records.default_wetness[sid]))
+    return Terrain(height, np.full(height.shape, sid, np.int32), np.full(height.shape, w),
+                   ox, oy, cell, table=table)
+
+
+# --------------------------------------------------------------------------- simple shapes
+def flat(surface: str = "dry_asphalt", size_m=400.0, cell_m: float = 1.0, center=(0.0, 0.0), *,
+         wetness: float | None = None, table: SurfaceTable | None = None) -> Terrain:
+    """Level ground at height 0 of one surface; ``wetness`` None uses the surface's default."""
+    nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
+    return _uniform(np.zeros((ny, nx)), ox, oy, cell, surface, wetness, table)
+
+
+def slope(percent: float, surface: str = "dry_asphalt", size_m=400.0, cell_m: float = 1.0,
+          center=(0.0, 0.0), *, wetness: float | None = None, table: SurfaceTable | None = None) -> Terrain:
+    """A plane rising along +x: ``height = percent / 100 * x`` (zero at x = 0), one surface.
+
+    The bilinear interpolant is exact on a plane, so the gradient is ``(percent / 100, 0)`` everywhere
+    inside the grid.
+    """
+    grade = _number("percent", percent, -1000.0, 1000.0) / 100.0
+    nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
+    x = ox + cell * np.arange(nx)
+    return _uniform(np.broadcast_to(grade * x, (ny, nx)).copy(), ox, oy, cell, surface, wetness, table)
+
+
+def split(x0_m: float, surface_before: str, surface_after: str, size_m=400.0, cell_m: float = 1.0,
+          center=(0.0, 0.0), *, wetness_before: float | None = None, wetness_after: float | None = None,
+          table: SurfaceTable | None = None) -> Terrain:
+    """Level ground with ``surface_before`` for x < x0_m and ``surface_after`` from x0_m on.
+
+    The grid is shifted (by less than half a cell) so that x0_m lies half-way between two grid
+    columns; the nearest-point surface lookup then switches exactly at x0_m.
+    """
+    x0 = _number("x0_m", x0_m)
+    nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
+    k = round((x0 - ox) / cell - 0.5)
+    ox = x0 - (k + 0.5) * cell
+    t = _table(table)
+    before, after = t.surface_id(surface_before), t.surface_id(surface_after)
+    w_before = _wetness("wetness_before", wetness_before, float(t.records.default_wetness[before]))
+    w_after = _wetness("wetness_after", wetness_after, float(t.records.default_wetness[after]))
+    is_after = (ox + cell * np.arange(nx)) >= x0
+    sid = np.broadcast_to(np.where(is_after, after, before).astype(np.int32), (ny, nx)).copy()
+    wet = np.broadcast_to(np.where(is_after, w_after, w_before), (ny, nx)).copy()
+    return Terrain(np.zeros((ny, nx)), sid, wet, ox, oy, cell, table=table)
+
+
+# --------------------------------------------------------------------------- noise
+def _fade(t: np.ndarray) -> np.ndarray:
+    """Perlin's quintic fade 6t^5 - 15t^4 + 10t^3 (C2 at lattice lines)."""
+    return t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
+
+
+def _gradient_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelength: float) -> np.ndarray:
+    """One octave of 2-D gradient (Perlin) noise with random unit gradients on a lattice of spacing
+    ``wavelength`` (randomly offset), evaluated on the grid ``x`` (nx,) by ``y`` (ny,) -> (ny, nx)."""
+    offset = rng.uniform(0.0, 1.0, size=2)
+    u = (x - x[0]) / wavelength + offset[0]
+    v = (y - y[0]) / wavelength + offset[1]
+    iu = np.floor(u).astype(np.int64)
+    iv = np.floor(v).astype(np.int64)
+    fu, fv = u - iu, v - iv
+    angle = rng.uniform(0.0, 2.0 * np.pi, size=(int(iv[-1]) + 2, int(iu[-1]) + 2))
+    gx, gy = np.cos(angle), np.sin(angle)
+
+    def corner(di: int, dj: int) -> np.ndarray:
+        rows, cols = np.ix_(iv + dj, iu + di)
+        return gx[rows, cols] * (fu - di)[None, :] + gy[rows, cols] * (fv - dj)[:, None]
+
+    su, sv = _fade(fu)[None, :], _fade(fv)[:, None]
+    n00, n10, n01, n11 = corner(0, 0), corner(1, 0), corner(0, 1), corner(1, 1)
+    a = n00 + su * (n10 - n00)
+    b = n01 + su * (n11 - n01)
+    return a + sv * (b - a)
+
+
+def _fractal_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelengths, amplitudes,
+                   cell: float) -> np.ndarray:
+    """Sum of gradient-noise octaves; octaves shorter than two cells are not resolved and skipped."""
+    total = np.zeros((y.size, x.size))
+    for n, (wl, amp) in enumerate(zip(wavelengths, amplitudes, strict=True)):
+        if n > 0 and wl < 2.0 * cell:
+            break
+        total += amp * _gradient_noise(rng, x, y, wl)
+    return total
+
+
+def _smootherstep(t: np.ndarray) -> np.ndarray:
+    t = np.clip(t, 0.0, 1.0)
+    return _fade(t)
+
+
+def rough(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, surface: str = "grass",
+          hill_wavelength_m: float = 40.0, bump_wavelength_m: float = 3.0, octaves: int = 5,
+          persistence: float = 0.5, *, flat_radius_m: float = 5.0, flat_blend_m: float = 10.0,
+          spawn_xy=(0.0, 0.0), center=(0.0, 0.0), wetness: float | None = None,
+          table: SurfaceTable | None = None) -> Terrain:
+    """Fractal rough ground from gradient noise, with a flat spawn area, one surface.
+
+    ``octaves`` layers of gradient noise with wavelengths from ``hill_wavelength_m`` down to
+    ``bump_wavelength_m`` (geometric steps) and amplitudes ``persistence**o``, drawn from
+    ``numpy.random.default_rng(seed)``. Within ``flat_radius_m`` of ``spawn_xy`` the ground is level at
+    height 0; over the next ``flat_blend_m`` it blends smoothly (C2 fade) into the hills. The result is
+    scaled so that its RMS height (about z = 0, over the whole grid) equals ``roughness_m``; octaves
+    shorter than two cells cannot be resolved by the grid and are left out.
+    """
+    seed = _seed("seed", seed)
+    roughness = _number("roughness_m", roughness_m, 0.0, 1e3)
+    hill = _number("hill_wavelength_m", hill_wavelength_m, 0.0, 1e5, lo_inclusive=False)
+    bump = _number("bump_wavelength_m", bump_wavelength_m, 0.0, hill, lo_inclusive=False)
+    if isinstance(octaves, bool) or not isinstance(octaves, (int, np.integer)) or not 1 <= octaves <= 16:
+        raise ValueError(f"octaves must be an integer in [1, 16], got {octaves!r}")
+    persistence = _number("persistence", persistence, 0.0, 2.0, lo_inclusive=False)
+    radius = _number("flat_radius_m", flat_radius_m, 0.0, 1e5)
+    blend = _number("flat_blend_m", flat_blend_m, 0.0, 1e5, lo_inclusive=False)
+    sx, sy = _pair("spawn_xy", spawn_xy)
+    nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
+    x = ox + cell * np.arange(nx)
+    y = oy + cell * np.arange(ny)
+    ratio = (bump / hill) ** (1.0 / (octaves - 1)) if octaves > 1 else 1.0
+    wavelengths = [hill * ratio**o for o in range(octaves)]
+    amplitudes = [persistence**o for o in range(octaves)]
+    noise = _fractal_noise(np.random.default_rng(seed), x, y, wavelengths, amplitudes, cell)
+    r = np.hypot(x[None, :] - sx, y[:, None] - sy)
+    inside = r <= radius
+    level = noise[inside].mean() if inside.any() else noise.flat[np.argmin(r)]
+    height = (noise - level) * _smootherstep((r - radius) / blend)
+    rms = math.sqrt(float(np.mean(height * height)))
+    height *= roughness / rms if rms > 0.0 else 0.0
+    return _uniform(height, ox, oy, cell, surface, wetness, table)
+
+
+# --------------------------------------------------------------------------- surface maps
+@njit(cache=True)
+def _label_patches(ids):
+    """Connected regions (4-neighbour) of equal id: (labels (ny, nx), number of regions)."""
+    ny, nx = ids.shape
+    labels = np.full((ny, nx), -1, np.int64)
+    stack = np.empty(ny * nx, np.int64)
+    n = 0
+    for j0 in range(ny):
+        for i0 in range(nx):
+            if labels[j0, i0] >= 0:
+                continue
+            s = ids[j0, i0]
+            labels[j0, i0] = n
+            stack[0] = j0 * nx + i0
+            top = 1
+            while top > 0:
+                top -= 1
+                j = stack[top] // nx
+                i = stack[top] - j * nx
+                for d in range(4):
+                    qj, qi = j, i
+                    if d == 0:
+                        qi = i - 1
+                    elif d == 1:
+                        qi = i + 1
+                    elif d == 2:
+                        qj = j - 1
+                    else:
+                        qj = j + 1
+                    if 0 <= qj < ny and 0 <= qi < nx and labels[qj, qi] < 0 and ids[qj, qi] == s:
+                        labels[qj, qi] = n
+                        stack[top] = qj * nx + qi
+                        top += 1
+            n += 1
+    return labels, n
+
+
+def _generator(rng) -> np.random.Generator:
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return np.random.default_rng(_seed("rng", rng))
+    raise ValueError(f"rng must be a numpy.random.Generator or an integer seed, got {rng!r}")
+
+
+def _weights(surfaces, table: SurfaceTable) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(surfaces, Mapping):
+        names, weights = list(surfaces), [_number(f"weight of {n!r}", w, 0.0) for n, w in surfaces.items()]
+    elif isinstance(surfaces, Sequence) and not isinstance(surfaces, str):
+        names, weights = list(surfaces), [1.0] * len(surfaces)
+    else:
+        raise ValueError(f"surfaces must be a dict {{name: weight}} or a list of names, got {surfaces!r}")
+    if not names:
+        raise ValueError("surfaces must name at least one surface")
+    if len(set(names)) != len(names):
+        raise ValueError(f"surfaces names a surface twice: {names}")
+    weights = np.asarray(weights)
+    if weights.sum() <= 0.0:
+        raise ValueError("surface weights must sum to > 0")
+    return table.surface_ids(names), weights / weights.sum()
+
+
+def with_patches(terrain: Terrain, rng, surfaces, scale_m: float = 20.0,
+                 wetness_range: tuple[float, float] | None = (0.0, 1.0)) -> Terrain:
+    """A copy of ``terrain`` with its surface map replaced by patches of ``surfaces``.
+
+    ``surfaces`` is ``{name: weight}`` or a list of names (equal weights). A smooth noise field
+    (features about ``scale_m`` across) is cut at its quantiles, so the surfaces cover the grid
+    points in proportion to the weights. Each connected patch gets one wetness drawn uniformly from
+    ``wetness_range``; ``None`` keeps each surface's ``default_wetness`` (note that ``wet_asphalt`` and
+    ``wet_grass`` differ from their dry twins only by that default). ``rng`` is a
+    ``numpy.random.Generator`` or an integer seed. Heights are unchanged.
+    """
+    rng = _generator(rng)
+    scale = _number("scale_m", scale_m, 0.0, 1e5, lo_inclusive=False)
+    table = terrain.surfaces
+    ids, weights = _weights(surfaces, table)
+    if wetness_range is not None:
+        if len(wetness_range) != 2:
+            raise ValueError(f"wetness_range must be (low, high), got {wetness_range!r}")
+        lo = _number("wetness_range[0]", wetness_range[0], 0.0, 1.0)
+        hi = _number("wetness_range[1]", wetness_range[1], lo, 1.0)
+    noise = _fractal_noise(rng, terrain.x_m, terrain.y_m, [2.0 * scale, scale, 0.5 * scale],
+                           [1.0, 0.5, 0.25], terrain.cell_m)
+    order = np.argsort(noise, axis=None, kind="stable")
+    bounds = np.rint(np.cumsum(weights) * noise.size).astype(np.int64)
+    bounds[-1] = noise.size
+    rank_surface = np.repeat(ids, np.diff(np.concatenate([[0], bounds])))
+    sid = np.empty(noise.size, np.int32)
+    sid[order] = rank_surface
+    sid = sid.reshape(noise.shape)
+    if wetness_range is None:
+        wet = np.asarray(table.records.default_wetness)[sid]
+    else:
+        labels, count = _label_patches(sid)
+        wet = rng.uniform(lo, hi, size=count)[labels]
+    return Terrain(terrain.height_m.copy(), sid, wet, terrain.origin_x_m, terrain.origin_y_m,
+                   terrain.cell_m, table=terrain.table)
+
+
+def _points_in_polygon(x: np.ndarray, y: np.ndarray, poly: np.ndarray) -> np.ndarray:
+    """Even-odd rule for the grid points x (nx,) by y (ny,) -> bool (ny, nx)."""
+    X, Y = np.meshgrid(x, y)
+    inside = np.zeros(X.shape, dtype=bool)
+    px, py = poly[:, 0], poly[:, 1]
+    for k in range(len(poly)):
+        x1, y1, x2, y2 = px[k], py[k], px[k - 1], py[k - 1]
+        if y1 == y2:
+            continue
+        crosses = (y1 > Y) != (y2 > Y)
+        x_cross = x1 + (Y - y1) * (x2 - x1) / (y2 - y1)
+        inside ^= crosses & (X < x_cross)
+    return inside
+
+
+def with_polygons(terrain: Terrain, polygons) -> Terrain:
+    """A copy of ``terrain`` with polygons painted on its surface map.
+
+    ``polygons`` is a list of ``(polygon_xy, surface)`` or ``(polygon_xy, surface, wetness)``;
+    ``polygon_xy`` is a sequence of at least 3 world (x, y) vertices (closed implicitly). Grid points
+    inside a polygon (even-odd rule) get its surface and wetness (``None``: the surface's default);
+    later polygons paint over earlier ones.
+    """
+    out = terrain.copy()
+    table = terrain.surfaces
+    x, y = terrain.x_m, terrain.y_m
+    for n, item in enumerate(polygons):
+        if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+            raise ValueError(f"polygon {n} must be (polygon_xy, surface) or (polygon_xy, surface, wetness)")
+        poly = np.asarray(item[0], dtype=np.float64)
+        if poly.ndim != 2 or poly.shape[1] != 2 or poly.shape[0] < 3 or not np.isfinite(poly).all():
+            raise ValueError(f"polygon {n}: polygon_xy must be >= 3 finite (x, y) vertices, got shape "
+                             f"{poly.shape}")
+        sid = table.surface_id(item[1])
+        w = _wetness(f"polygon {n} wetness", item[2] if len(item) == 3 else None,
+                     float(table.records.default_wetness[sid]))
+        # only the grid points inside the polygon's bounding box
+        i0, i1 = np.searchsorted(x, poly[:, 0].min()), np.searchsorted(x, poly[:, 0].max(), side="right")
+        j0, j1 = np.searchsorted(y, poly[:, 1].min()), np.searchsorted(y, poly[:, 1].max(), side="right")
+        if i1 <= i0 or j1 <= j0:
+            continue
+        inside = _points_in_polygon(x[i0:i1], y[j0:j1], poly)
+        out.surface_id[j0:j1, i0:i1][inside] = sid
+        out.wetness[j0:j1, i0:i1][inside] = w
+    return out
+
+
+def with_wetness(terrain: Terrain, wetness) -> Terrain:
+    """A copy of ``terrain`` with its wetness set to a number or an (ny, nx) array in 0..1."""
+    wet = np.broadcast_to(np.asarray(wetness, dtype=np.float64), terrain.shape).copy()
+    return Terrain(terrain.height_m.copy(), terrain.surface_id.copy(), wet, terrain.origin_x_m,
+                   terrain.origin_y_m, terrain.cell_m, table=terrain.table)
+
+
+# --------------------------------------------------------------------------- files
+def to_file(terrain: Terrain, path: str | Path) -> Path:
+    """Save a terrain to ``path`` (compressed ``.npz``; written exactly there) and return the path.
+
+    The file holds the arrays, origin and cell, and the names of the surfaces used, with ids that
+    index those names, so the terrain loads correctly into a table of another order.
+    """
+    path = Path(path)
+    used = np.unique(terrain.surface_id)
+    local = np.searchsorted(used, terrain.surface_id).astype(np.int32)
+    names = np.array([terrain.surfaces.names[i] for i in used], dtype=str)
+    with open(path, "wb") as f:
+        np.savez_compressed(
+            f, format=np.array(FILE_FORMAT), height_m=terrain.height_m, surface_id=local,
+            wetness=terrain.wetness, origin_xy_m=np.array([terrain.origin_x_m, terrain.origin_y_m]),
+            cell_m=np.array(terrain.cell_m), surface_names=names,
+        )
+    return path
+
+
+def from_file(path: str | Path, table: SurfaceTable | None = None) -> Terrain:
+    """Load a terrain saved by :func:`to_file`, mapping its surface names to ids of ``table``."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"terrain file {path} does not exist")
+    with np.load(path, allow_pickle=False) as data:
+        required = ("height_m", "surface_id", "wetness", "origin_xy_m", "cell_m", "surface_names")
+        missing = [k for k in required if k not in data.files]
+        if missing:
+            raise ValueError(f"{path}: not a terrain file (missing {', '.join(missing)})")
+        t = _table(table)
+        names = [str(n) for n in data["surface_names"]]
+        unknown = [n for n in names if n not in t]
+        if unknown:
+            raise ValueError(f"{path}: surfaces {unknown} are not in the surface table "
+                             f"({', '.join(t.names)}); pass a table that has them")
+        remap = np.array([t.surface_id(n) for n in names], dtype=np.int32)
+        local = data["surface_id"]
+        if local.size and (local.min() < 0 or local.max() >= len(names)):
+            raise ValueError(f"{path}: surface ids outside the {len(names)} stored surface names")
+        origin = data["origin_xy_m"]
+        return Terrain(data["height_m"], remap[local], data["wetness"], float(origin[0]), float(origin[1]),
+                       float(data["cell_m"]), table=table)
+
+
+# --------------------------------------------------------------------------- configs
+_GRID_KEYS = ("size_m", "cell_m", "center")
+_KIND_KEYS: dict[str, tuple[str, ...]] = {
+    "flat": ("surface", "wetness", *_GRID_KEYS),
+    "slope": ("percent", "surface", "wetness", *_GRID_KEYS),
+    "split": ("x0_m", "surface_before", "surface_after", "wetness_before", "wetness_after", *_GRID_KEYS),
+    "rough": ("roughness_m", "surface", "wetness", "hill_wavelength_m", "bump_wavelength_m", "octaves",
+              "persistence", "flat_radius_m", "flat_blend_m", "spawn_xy", *_GRID_KEYS),
+    "file": ("path",),
+}
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "flat": (), "slope": ("percent",), "split": ("x0_m", "surface_before", "surface_after"),
+    "rough": ("roughness_m",), "file": ("path",),
+}
+_COMMON_KEYS = ("kind", "seed", "patches", "polygons", "name", "description")
+_PATCH_KEYS = ("surfaces", "scale_m", "wetness_range")
+_POLYGON_KEYS = ("xy", "surface", "wetness")
+TERRAIN_KINDS: tuple[str, ...] = tuple(_KIND_KEYS)
+"""The ``kind`` values :func:`from_config` accepts."""
+
+
+def _check_keys(where: str, given, allowed) -> None:
+    unknown = [k for k in given if not str(k).startswith("_") and k not in allowed]
+    if unknown:
+        raise ValueError(f"{where}: unknown key {unknown[0]!r}; allowed keys: {', '.join(allowed)}")
+
+
+def from_config(config: Mapping, *, seed: int | None = None, table: SurfaceTable | None = None,
+                base_dir: str | Path | None = None) -> Terrain:
+    """Build a terrain from a config dict (as read from JSON/YAML).
+
+    ``kind`` is one of ``flat``, ``slope``, ``split``, ``rough``, ``file``; the other keys are the
+    constructor's arguments of the same names (``center``/``spawn_xy`` as ``[x, y]``, ``size_m`` a
+    number or ``[x, y]``). Any kind may add ``patches`` (``{"surfaces": {name: weight} or [names],
+    "scale_m": .., "wetness_range": [lo, hi] or null}``, or just ``{name: weight}``) and ``polygons``
+    (``[{"xy": [[x, y], ...], "surface": name, "wetness": w}]``), applied in that order. ``seed``
+    (default 0) seeds the rough heights and, through ``default_rng([seed, 1])``, the patches; the
+    ``seed`` argument overrides the config's, for per-episode randomisation. A relative ``path`` is
+    read from ``base_dir`` (default: the working directory). Keys starting with ``_`` are comments.
+    """
+    if not isinstance(config, Mapping):
+        raise ValueError(f"terrain config must be a dict, got {type(config).__name__}")
+    kind = config.get("kind")
+    if kind not in _KIND_KEYS:
+        raise ValueError(f"terrain config: unknown kind {kind!r}; allowed kinds: {', '.join(_KIND_KEYS)}")
+    allowed = _COMMON_KEYS + _KIND_KEYS[kind]
+    _check_keys(f"terrain config (kind {kind!r})", config, allowed)
+    for key in _REQUIRED[kind]:
+        if key not in config:
+            raise ValueError(f"terrain config (kind {kind!r}): missing key {key!r}")
+    seed = _seed("seed", seed if seed is not None else config.get("seed", 0))
+    args = {k: config[k] for k in _KIND_KEYS[kind] if k in config}
+    for key in ("center", "spawn_xy", "size_m"):
+        if isinstance(args.get(key), list):
+            args[key] = tuple(args[key])
+
+    if kind == "file":
+        path = Path(args["path"])
+        if not path.is_absolute() and base_dir is not None:
+            path = Path(base_dir) / path
+        terrain = from_file(path, table=table)
+    elif kind == "flat":
+        terrain = flat(**args, table=table)
+    elif kind == "slope":
+        terrain = slope(**args, table=table)
+    elif kind == "split":
+        terrain = split(**args, table=table)
+    else:
+        terrain = rough(seed, **args, table=table)
+
+    patches = config.get("patches")
+    if patches is not None:
+        if not isinstance(patches, Mapping):
+            raise ValueError("terrain config: 'patches' must be a dict")
+        if "surfaces" in patches:
+            _check_keys("terrain config 'patches'", patches, _PATCH_KEYS)
+            options = dict(patches)
+        else:
+            weights = {k: v for k, v in patches.items() if not str(k).startswith("_")}
+            unknown = [k for k in weights if k not in terrain.surfaces]
+            if unknown:
+                raise ValueError(
+                    f"terrain config 'patches': unknown key {unknown[0]!r}; give {{surface: weight}} with "
+                    f"known surfaces ({', '.join(terrain.surfaces.names)}) or the full form with keys: "
+                    f"{', '.join(_PATCH_KEYS)}")
+            options = {"surfaces": weights}
+        wr = options.get("wetness_range", (0.0, 1.0))
+        if wr is not None and (not isinstance(wr, Sequence) or isinstance(wr, str)):
+            raise ValueError(
+                f"terrain config 'patches': wetness_range must be [low, high] or null, got {wr!r}")
+        terrain = with_patches(terrain, np.random.default_rng([seed, 1]), options["surfaces"],
+                               scale_m=options.get("scale_m", 20.0),
+                               wetness_range=None if wr is None else tuple(wr))
+
+    polygons = config.get("polygons")
+    if polygons is not None:
+        if not isinstance(polygons, Sequence) or isinstance(polygons, str):
+            raise ValueError("terrain config: 'polygons' must be a list of {xy, surface, wetness}")
+        items = []
+        for n, p in enumerate(polygons):
+            if not isinstance(p, Mapping) or "xy" not in p or "surface" not in p:
+                raise ValueError(f"terrain config: polygon {n} must be a dict with 'xy' and 'surface' "
+                                 f"(and optional 'wetness')")
+            _check_keys(f"terrain config polygon {n}", p, _POLYGON_KEYS)
+            items.append((p["xy"], p["surface"], p.get("wetness")))
+        terrain = with_polygons(terrain, items)
+    return terrain
