@@ -53,7 +53,8 @@ WHEEL_FIELDS = [
     ("shaft_torque_nm", f8, (4,)),  # driveline torque delivered to the wheel
     ("sinkage_m", f8, (4,)),  # soil
     ("motion_resistance_n", f8, (4,)),  # compaction + hysteresis on soil, rolling resistance on hard ground
-    ("gross_thrust_n", f8, (4,)),  # soil shear thrust
+    ("gross_thrust_n", f8, (4,)),  # soil shear force of the patch (tyre_fx_n on soil)
+    ("soil_compaction_n", f8, (4,)),  # compaction resistance of fresh soil (before the multi-pass credit)
     # linearised wheel-spin model of this tick, T_shaft(w) = a + b w + f sgn(w) (driveline solve input)
     ("wheel_lin_a_nm", f8, (4,)),
     ("wheel_lin_b_nm_s", f8, (4,)),

@@ -32,7 +32,7 @@ def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, ori
         return
     step_dbw(dt, p, cmd, s, message_tick)
     step_steering(dt, p, s)
-    speed_mps = 0.5 * (s.wheel_omega_rad_s[2] + s.wheel_omega_rad_s[3]) * p.tyre_radius_m
+    speed_mps = 0.5 * (s.wheel_omega_rad_s[2] * s.rolling_radius_m[2] + s.wheel_omega_rad_s[3] * s.rolling_radius_m[3])
     step_engine(dt, p, s, speed_mps)
     step_cvt(dt, p, s, s.gear)
     k = s.terrain_index

@@ -15,8 +15,10 @@ from numba import njit
 from acres_gym.model.brakes import brake_torque_nm
 from acres_gym.model.curves import slip
 from acres_gym.model.suspension import MIN_AXIS_COS, elastic_energy, probe_ground, spring_equilibrium
+from acres_gym.model.soil import effective_shear_modulus, max_shear_force, tyre_on_soil
 from acres_gym.model.tyre import (
     DEFLECTION_LIMIT,
+    SHAPE_JANOSI,
     SHAPE_TANH,
     circle,
     contact_damping,
@@ -25,6 +27,9 @@ from acres_gym.model.tyre import (
 )
 from acres_gym.model.vec import cross, dot, normalize, rotate
 from acres_gym.terrain.sampling import sample_surface
+
+SINKAGE_TAU_S = 0.1  # time constant of the static sinkage (estimate: a standing tyre settles within ~0.3 s)
+SOIL_FRICTION_CAP = 0.9  # rubber-on-soil limit of the friction circle on very strong (cohesive) soils
 
 
 @njit(cache=True)
@@ -59,6 +64,47 @@ def shaft_torque(a, b, f, omega, side):
 
 
 @njit(cache=True)
+def _relax_sinkage(dt, sinkage_m, target_m, speed_mps, radius_m):
+    """Sinkage moves toward its equilibrium as the tyre rolls into fresh ground (over about a contact
+    length, taken as half the radius) or, at rest, with SINKAGE_TAU_S."""
+    rate = max(1.0 / SINKAGE_TAU_S, abs(speed_mps) / (0.5 * radius_m))
+    return target_m + (sinkage_m - target_m) * math.exp(-rate * dt)
+
+
+@njit(cache=True)
+def soil_contact(dt, i, p, s, row, load, v_long):
+    """Wong's tyre on soil for wheel i (``acres_gym.model.soil``): sinkage, friction-circle radius,
+    equivalent slip stiffness and the motion resistance (compaction and carcass hysteresis).
+
+    Multi-pass: a rear wheel running forward in the rut of the front wheel on its side compacts the soil
+    only from the front's sinkage to its own, so its compaction resistance is R_c(rear) - R_c(front)
+    (the compaction work per metre is b integral p dz), never below zero.
+    Returns (F_max, slip stiffness per load, total resistance N, soil resistance N).
+    """
+    width = p.tyre_width_m[i]
+    sinkage, length, compaction, hysteresis, _elastic = tyre_on_soil(
+        load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
+        p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, row.soil_n, row.soil_kc,
+        row.soil_kphi)
+    s.soil_compaction_n[i] = compaction
+    if i >= 2 and v_long > 0.0:
+        front = i - 2
+        if s.in_contact[front] and s.surface_id[front] == s.surface_id[i]:
+            compaction = max(0.0, compaction - s.soil_compaction_n[front])
+    s.sinkage_m[i] = _relax_sinkage(dt, s.sinkage_m[i], sinkage, v_long, p.tyre_radius_m)
+    friction_rad = row.soil_friction_deg * math.pi / 180.0
+    f_max = max_shear_force(load, width * length, length, row.soil_cohesion_pa, friction_rad,
+                            p.tyre_lug_area_share, p.tyre_lug_height_m)
+    f_max = min(f_max, SOIL_FRICTION_CAP * load)
+    k_eff = effective_shear_modulus(row.soil_shear_modulus_m, p.tyre_shear_compliance_m)
+    # initial slope of the Janosi curve, F_max l / (2 K), is the slip stiffness C_kappa N
+    slip_stiffness = f_max * length / (2.0 * k_eff) / max(load, 1e-9)
+    s.gross_thrust_n[i] = 0.0
+    resistance = compaction + hysteresis
+    return f_max, slip_stiffness, resistance, resistance
+
+
+@njit(cache=True)
 def _no_contact(i, p, s, dt):
     s.in_contact[i] = False
     s.normal_load_n[i] = 0.0
@@ -80,6 +126,7 @@ def _no_contact(i, p, s, dt):
     s.motion_resistance_n[i] = 0.0
     s.gross_thrust_n[i] = 0.0
     s.sinkage_m[i] = 0.0
+    s.soil_compaction_n[i] = 0.0
 
 
 @njit(cache=True)
@@ -113,6 +160,8 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
         t, qx, qy, qz, nx, ny, nz = probe_ground(height, origin_x, origin_y, cell, px, py, pz, ux, uy, uz)
         cos_theta = dot(nx, ny, nz, ux, uy, uz)
         contact = cos_theta > MIN_AXIS_COS and t < p.travel_m + 2.0 * p.tyre_radius_m
+        if contact:
+            t += s.sinkage_m[i] / cos_theta  # the tyre stands at the bottom of its rut
     if contact:
         compression, share, _clamped = spring_equilibrium(p, i, t, cos_theta)
         deflection = p.tyre_radius_m - (t - p.travel_m + compression) * cos_theta
@@ -185,14 +234,20 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
     s.surface_id[i] = sid
     s.surface_wetness[i] = wet
     sliding = math.sqrt((omega0 * radius - v_long) ** 2 + v_lat * v_lat)
-    mu = wet_friction(row.mu_dry, row.mu_wet, wet, row.film_loss, row.film_speed_mps, sliding)
-    f_max = mu * load
-    shape = SHAPE_TANH
-    slip_stiffness = p.slip_stiffness * row.slip_stiffness_scale
-    rolling = p.rolling_resistance * row.rolling_resistance_scale * load
-    s.sinkage_m[i] = 0.0
-    s.gross_thrust_n[i] = 0.0
-    s.motion_resistance_n[i] = rolling
+    if row.is_soil != 0:
+        f_max, slip_stiffness, resistance, soil_resistance = soil_contact(dt, i, p, s, row, load, v_long)
+        shape = SHAPE_JANOSI
+    else:
+        mu = wet_friction(row.mu_dry, row.mu_wet, wet, row.film_loss, row.film_speed_mps, sliding)
+        f_max = mu * load
+        shape = SHAPE_TANH
+        slip_stiffness = p.slip_stiffness * row.slip_stiffness_scale
+        resistance = p.rolling_resistance * row.rolling_resistance_scale * load
+        soil_resistance = 0.0
+        s.sinkage_m[i] = _relax_sinkage(dt, s.sinkage_m[i], 0.0, v_long, p.tyre_radius_m)
+        s.gross_thrust_n[i] = 0.0
+        s.soil_compaction_n[i] = 0.0
+    s.motion_resistance_n[i] = resistance
     s.friction_limit_n[i] = f_max
     s.tyre_shape[i] = shape
 
@@ -223,10 +278,10 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
     # linearised spin model and the friction torques (brake, rolling resistance, bearing)
     b = inertia / dt + radius * dfx_domega
     a = radius * fx0 - b * omega0
-    friction = brake + rolling * radius + p.bearing_drag_nm
+    friction = brake + resistance * radius + p.bearing_drag_nm
     s.resist_torque_nm[i] = friction
     s.friction_brake_share[i] = brake / max(friction, 1e-12)
-    s.friction_soil_share[i] = 0.0
+    s.friction_soil_share[i] = soil_resistance * radius / max(friction, 1e-12)
     s.wheel_lin_a_nm[i] = a
     s.wheel_lin_b_nm_s[i] = b
     s.wheel_lin_fx0_n[i] = fx0
@@ -272,5 +327,7 @@ def settle_wheel(i, p, s, omega1, shaft_torque_nm):
     s.tyre_long_deflection_m[i] = u1
     s.tyre_fx_n[i] = fx
     s.tyre_fy_n[i] = fy
+    if s.tyre_shape[i] == SHAPE_JANOSI:
+        s.gross_thrust_n[i] = fx
     s.slip_ratio[i] = slip(omega1, radius, v_long)
     s.slip_angle_rad[i] = math.atan2(s.wheel_lat_speed_mps[i], max(abs(v_long), 0.2))
