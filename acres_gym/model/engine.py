@@ -6,7 +6,7 @@ FMEP = a + b krpm + c krpm^2, and the closed-throttle pumping torque PumpingBar 
 
 Request: u = max(pedal^exponent x top-speed governor, idle governor), lagged by ``engine_tau_s``.
 Fuelled while u > 0, below the rev limiter and with fuel in the tank. Indicated torque u (WOT + friction)
-while fuelled; brake torque = indicated - friction - (1 - u) pumping, so u = 1 gives the full-load curve
+while fuelled (times the share of fuel the rev limiter passes, ``rev_limiter_share``); brake torque = indicated - friction - (1 - u) pumping, so u = 1 gives the full-load curve
 and u = 0 the motoring curve with the fuel cut.
 """
 
@@ -19,6 +19,10 @@ from acres_gym.model.curves import torque_from_points
 
 BAR_TO_PA = 1e5
 TOP_SPEED_GOVERNOR_BAND_MPS = 1.0  # governor fades the request over this band below the top speed
+# The rev limiter cuts whole combustion events; at the limit a twin fires about once per 1/120 s tick, so
+# the cut is modelled as the share of a tick's fuel that is cut, rising over this band below max_rpm
+# (an on/off cut evaluated once per tick would bounce the engine at the tick rate).
+REV_LIMITER_BAND_RPM = 100.0
 
 
 @njit(cache=True)
@@ -31,6 +35,12 @@ def engine_curves(p, rpm):
     volume_m3 = p.displacement_l * 1e-3
     per_bar = BAR_TO_PA * volume_m3 / (4.0 * math.pi)
     return wot, fmep_bar * per_bar, p.pumping_bar * per_bar
+
+
+@njit(cache=True)
+def rev_limiter_share(p, rpm):
+    """Share of the fuel the rev limiter lets through: 1 below max_rpm - band, 0 at and above max_rpm."""
+    return min(1.0, max(0.0, (p.max_rpm - rpm) / REV_LIMITER_BAND_RPM))
 
 
 @njit(cache=True)
@@ -65,7 +75,8 @@ def step_engine(dt, p, s, speed_mps):
     s.fuelled = fuelled
     u_eff = u if fuelled else 0.0
     wot, friction, pumping = engine_curves(p, rpm)
-    indicated = u_eff * (wot + friction)
+    limiter = rev_limiter_share(p, rpm)
+    indicated = u_eff * limiter * (wot + friction)
     pumping_loss = (1.0 - u_eff) * pumping
     brake = indicated - friction - pumping_loss
     s.indicated_torque_nm = indicated
