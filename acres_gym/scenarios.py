@@ -158,11 +158,12 @@ def creep_in_gear(gear: int = GEAR_HIGH, seconds: float = 5.0) -> dict:
 def full_throttle(gear: int = GEAR_HIGH, drive_mode: int = DRIVE_ALL_WHEEL, seconds: float = 40.0,
                   terrain=None, overrides=None) -> dict:
     """Full throttle from rest: top speed (mean of the last 2 s), time to 5 m/s and to 30 mph, and the
-    engine speed held while the CVT upshifts (between leaving the low ratio and reaching overdrive)."""
+    engine speed held while the CVT upshifts (between leaving the low ratio and reaching overdrive,
+    from 1 s after the belt leaves the low ratio: the launch transient is excluded)."""
     sim = _sim(terrain, overrides=overrides, gear=gear, drive_mode=drive_mode)
     sim.commands.driver_throttle_pct = 100.0
     p = sim.params[0]
-    t5 = t30 = None
+    t5 = t30 = upshift_start = None
     speeds, shift_rpm = [], []
     for _ in range(int(seconds * PHYSICS_HZ)):
         sim.step(1)
@@ -174,7 +175,10 @@ def full_throttle(gear: int = GEAR_HIGH, drive_mode: int = DRIVE_ALL_WHEEL, seco
         if t30 is None and v >= MPH_30_MPS:
             t30 = t
         ratio = sim.state.cvt_ratio[0]
-        if p.cvt_high_ratio * 1.02 < ratio < p.cvt_low_ratio * 0.98 and sim.state.engine_request[0] > 0.99:
+        upshifting = p.cvt_high_ratio * 1.02 < ratio < p.cvt_low_ratio * 0.98
+        if upshifting and upshift_start is None:
+            upshift_start = t
+        if upshifting and t > upshift_start + 1.0 and sim.state.engine_request[0] > 0.99:
             shift_rpm.append(float(sim.state.engine_rpm[0]))
     top = float(np.mean(speeds[-2 * PHYSICS_HZ:]))
     rear_spin = float(np.mean(sim.state.wheel_omega_rad_s[0, 2:]))
@@ -279,21 +283,32 @@ def cruise_fuel(speed_mps: float = 15.0, settle_s: float = 40.0, measure_s: floa
     return {"l_per_100km": litres / distance * 1e5, "speed_mps": float(sim.speed_mps[0])}
 
 
-def chatter(signal: np.ndarray, window: int = 13) -> float:
-    """Peak-to-peak of a signal's deviation from its centred moving average over ``window`` (odd) ticks:
-    a tick-rate oscillation shows in full, a linear trend not at all and a smooth curve hardly."""
+def tick_rate_amplitude(signal: np.ndarray, window: int = 24) -> float:
+    """Largest amplitude of a tick-rate (period-two) oscillation in any ``window``-tick stretch: the
+    alternating sum of the second differences over the window, / (4 window). A linear trend gives 0, a
+    single kink about its slope change / (4 window), an oscillation +-A about A."""
+    d2 = np.diff(np.asarray(signal, dtype=float), n=2)
+    if d2.size < window:
+        return 0.0
+    sign = np.where(np.arange(d2.size) % 2 == 0, 1.0, -1.0)
+    sums = np.convolve(d2 * sign, np.ones(window), mode="valid")
+    return float(np.max(np.abs(sums)) / (4.0 * window))
+
+
+def ripple(signal: np.ndarray) -> float:
+    """Peak-to-peak of a signal about its straight-line fit (a settled signal has none)."""
     x = np.asarray(signal, dtype=float)
-    half = window // 2
-    smooth = np.convolve(x, np.ones(window) / window, mode="valid")
-    dev = x[half:half + smooth.size] - smooth
-    return float(dev.max() - dev.min()) if dev.size else 0.0
+    t = np.arange(x.size)
+    fit = np.polyval(np.polyfit(t, x, 1), t) if x.size > 1 else x
+    return float(np.ptp(x - fit)) if x.size else 0.0
 
 
-def hold_chatter(gear: int, drive_mode: int, throttle_pct: float, brake_bar: float, seconds: float = 4.0,
-                 terrain=None) -> dict:
-    """Holds constant pedals and records the engine, clutch and wheel speeds over the last 2 s: their
-    tick-rate chatter (``chatter``)."""
-    sim = _sim(terrain, gear=gear, drive_mode=drive_mode)
+def hold_chatter(gear: int, drive_mode: int, throttle_pct: float, brake_bar: float, seconds: float = 8.0,
+                 terrain=None, overrides=None) -> dict:
+    """Holds constant pedals; over the last 2 s records the engine speed, clutch slip and wheel speeds
+    and returns their tick-rate oscillation amplitude (``tick_rate_amplitude``) and, over the last
+    second, their ripple about a straight line (``ripple``: a slower limit cycle)."""
+    sim = _sim(terrain, overrides=overrides, gear=gear, drive_mode=drive_mode)
     sim.commands.driver_throttle_pct = throttle_pct
     sim.commands.driver_brake_bar = brake_bar
     rpm, slip, wheels = [], [], []
@@ -305,9 +320,15 @@ def hold_chatter(gear: int, drive_mode: int, throttle_pct: float, brake_bar: flo
             slip.append(float(sim.state.clutch_slip_rad_s[0]))
             wheels.append(sim.state.wheel_omega_rad_s[0].copy())
     wheels = np.array(wheels)
-    return {"engine_rpm": chatter(np.array(rpm)), "clutch_slip_rad_s": chatter(np.array(slip)),
-            "wheel_rad_s": max(chatter(wheels[:, i]) for i in range(4)),
-            "speed_mps": float(sim.speed_mps[0]), "mean_rpm": float(np.mean(rpm))}
+    last = slice(-PHYSICS_HZ, None)
+    return {
+        "engine_rpm": tick_rate_amplitude(rpm),
+        "clutch_slip_rad_s": tick_rate_amplitude(slip),
+        "wheel_rad_s": max(tick_rate_amplitude(wheels[:, i]) for i in range(4)),
+        "engine_ripple_rpm": ripple(np.array(rpm)[last]),
+        "wheel_ripple_rad_s": max(ripple(wheels[last, i]) for i in range(4)),
+        "speed_mps": float(sim.speed_mps[0]), "mean_rpm": float(np.mean(rpm)),
+    }
 
 
 # --- soil --------------------------------------------------------------------------------------------

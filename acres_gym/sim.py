@@ -91,6 +91,7 @@ def _reset_one(p, s, x, y, z, qw, qx, qy, qz, terrain_index):
     s.pedal_input = 0.0
     s.cvt_ratio = p.cvt_initial_ratio
     s.clutch_torque_nm = 0.0
+    s.belt_torque_nm = 0.0
     s.clutch_slip_rad_s = 0.0
     s.carrier_omega_rad_s = 0.0
     s.carrier_torque_nm = 0.0

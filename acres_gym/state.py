@@ -92,6 +92,7 @@ POWERTRAIN_FIELDS = [
     ("free_engine_rad_s", f8),  # engine speed at the end of the tick with the clutch open
     ("engine_power_w", f8),
     ("cvt_ratio", f8),
+    ("belt_torque_nm", f8),  # clutch torque as the secondary's helix feels it (filtered), N m
     ("drive_ratio", f8),  # signed belt x gearbox ratio R (engine = R x carrier when the clutch holds)
     ("clutch_forward_nm", f8),
     ("clutch_reverse_nm", f8),

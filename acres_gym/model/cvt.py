@@ -66,11 +66,19 @@ def ebs_capacity(p, engine_rpm):
 
 @njit(cache=True)
 def step_cvt(dt, p, s, gear):
-    """Belt ratio, drive ratio R and clutch capacities of this tick (after ``step_engine``)."""
+    """Belt ratio, drive ratio R and clutch capacities of this tick (after ``step_engine``).
+
+    The torque the shift speed responds to is the belt torque as the secondary's helix feels it: the
+    clutch torque filtered with the shift time constant (the helix and belt do not follow the tick-to-tick
+    inertia torque of the engine; without the filter the ratio and the engine inertia form a loop that
+    oscillates at the tick rate when the shift is fast).
+    """
     reduction, ring = gear_ratios(p, gear)
     secondary = reduction * s.carrier_omega_rad_s
-    goal = target_ratio(p, secondary, s.clutch_torque_nm)
-    s.cvt_ratio += (goal - s.cvt_ratio) * (1.0 - math.exp(-dt / p.cvt_shift_tau_s))
+    lag = 1.0 - math.exp(-dt / p.cvt_shift_tau_s)
+    s.belt_torque_nm += (s.clutch_torque_nm - s.belt_torque_nm) * lag
+    goal = target_ratio(p, secondary, s.belt_torque_nm)
+    s.cvt_ratio += (goal - s.cvt_ratio) * lag
     s.drive_ratio = s.cvt_ratio * reduction
     s.front_ring_ratio = ring
     forward = clutch_forward_capacity(p, s.free_engine_rad_s)
