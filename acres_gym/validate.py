@@ -14,8 +14,8 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from acres_gym import scenarios
 from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TURF, DRIVE_TWO_WHEEL, GEAR_HIGH, GEAR_LOW, GEAR_PARK
@@ -46,7 +46,8 @@ def _turn_error():
 
 
 def _wet_dry_ratio():
-    return scenarios.brake_stop("wet_asphalt")["stop_distance_m"] / scenarios.brake_stop("dry_asphalt")["stop_distance_m"]
+    wet = scenarios.brake_stop("wet_asphalt")["stop_distance_m"]
+    return wet / scenarios.brake_stop("dry_asphalt")["stop_distance_m"]
 
 
 def _shift_hold():
@@ -55,11 +56,13 @@ def _shift_hold():
 
 
 def _ebs_gain():
-    return 100.0 * (scenarios.coast_down(True)["mean_decel_mps2"] / scenarios.coast_down(False)["mean_decel_mps2"] - 1.0)
+    with_ebs = scenarios.coast_down(True)["mean_decel_mps2"]
+    return 100.0 * (with_ebs / scenarios.coast_down(False)["mean_decel_mps2"] - 1.0)
 
 
 def _awd_gain():
-    return scenarios.split_launch(DRIVE_TWO_WHEEL)["time_to_target_s"] - scenarios.split_launch(DRIVE_ALL_WHEEL)["time_to_target_s"]
+    two = scenarios.split_launch(DRIVE_TWO_WHEEL)["time_to_target_s"]
+    return two - scenarios.split_launch(DRIVE_ALL_WHEEL)["time_to_target_s"]
 
 
 def _sinkage(soil):

@@ -45,7 +45,8 @@ def test_shift_speed_and_target_ratio(p):
     assert math.isclose(shift_speed_rpm(p, 0.0), p.shift_light_rpm)
     assert math.isclose(shift_speed_rpm(p, p.peak_torque_nm), p.shift_full_rpm)
     half = shift_speed_rpm(p, 0.5 * p.peak_torque_nm)
-    assert math.isclose(half, math.sqrt(p.shift_light_rpm ** 2 + 0.5 * (p.shift_full_rpm ** 2 - p.shift_light_rpm ** 2)))
+    light, full = p.shift_light_rpm, p.shift_full_rpm
+    assert math.isclose(half, math.sqrt(light ** 2 + 0.5 * (full ** 2 - light ** 2)))
     assert target_ratio(p, 0.0, 50.0) == p.cvt_low_ratio
     assert target_ratio(p, 1e4, 0.0) == p.cvt_high_ratio
     secondary = 300.0

@@ -6,8 +6,9 @@ FMEP = a + b krpm + c krpm^2, and the closed-throttle pumping torque PumpingBar 
 
 Request: u = max(pedal^exponent x top-speed governor, idle governor), lagged by ``engine_tau_s``.
 Fuelled while u > 0, below the rev limiter and with fuel in the tank. Indicated torque u (WOT + friction)
-while fuelled (times the share of fuel the rev limiter passes, ``rev_limiter_share``); brake torque = indicated - friction - (1 - u) pumping, so u = 1 gives the full-load curve
-and u = 0 the motoring curve with the fuel cut.
+while fuelled (times the share of fuel the rev limiter passes, ``rev_limiter_share``); brake torque =
+indicated - friction - (1 - u) pumping, so u = 1 gives the full-load curve and u = 0 the motoring curve
+with the fuel cut.
 """
 
 import math

@@ -14,8 +14,8 @@ from numba import njit
 
 from acres_gym.model.brakes import brake_torque_nm
 from acres_gym.model.curves import slip
-from acres_gym.model.suspension import MIN_AXIS_COS, elastic_energy, probe_ground, spring_equilibrium
 from acres_gym.model.soil import effective_shear_modulus, max_shear_force, tyre_on_soil
+from acres_gym.model.suspension import MIN_AXIS_COS, elastic_energy, probe_ground, spring_equilibrium
 from acres_gym.model.tyre import (
     DEFLECTION_LIMIT,
     SHAPE_JANOSI,

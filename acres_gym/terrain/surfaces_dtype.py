@@ -10,7 +10,7 @@ SURFACE_DTYPE = np.dtype([
     # hard ground
     ("mu_dry", np.float64),               # peak friction coefficient, dry
     ("mu_wet", np.float64),               # peak friction coefficient, fully wet (wetness 1)
-    ("film_loss", np.float64),            # fraction of friction lost to the water film at high sliding speed, at wetness 1
+    ("film_loss", np.float64),            # friction share lost to the water film at high sliding speed, wetness 1
     ("film_speed_mps", np.float64),       # sliding speed at which half of film_loss is reached, m/s
     ("slip_stiffness_scale", np.float64), # multiplier on the tyre's hard-surface slip stiffness
     ("rolling_resistance_scale", np.float64),  # multiplier on the tyre's rolling-resistance coefficient
