@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench validate lint clean
+.PHONY: run test bench validate lint clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,5 +32,8 @@ validate: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check acres_gym envs agents tests train.py
 
-clean:
+clean-cache:
+	find acres_gym envs agents -name '*.nbi' -delete -o -name '*.nbc' -delete
+
+clean: clean-cache
 	rm -rf $(VENV) build *.egg-info .pytest_cache
