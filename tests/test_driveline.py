@@ -1,0 +1,83 @@
+"""The driveline solve's building blocks: the wheel side rises with the trial carrier speed, the
+friction model is set-valued at rest, and the bisection balances both sides."""
+
+import numpy as np
+import pytest
+
+from acres_gym.constants import GEAR_HIGH
+from acres_gym.model.driveline import (
+    front_torque,
+    open_diff_wheel_torque,
+    rear_torque,
+    solve_carrier_speed,
+    transmission_torque,
+)
+from acres_gym.model.wheel import free_spin, shaft_torque, spin_for_torque
+from acres_gym.sim import RangerSim
+from acres_gym.terrain import split
+
+
+@pytest.fixture(scope="module")
+def driving_state():
+    """A state mid-launch on an ice/asphalt split (rears slipping, front demand drive in play)."""
+    sim = RangerSim(1, terrain=split(1.58, "ice", "dry_asphalt"))
+    sim.commands.driver_throttle_pct = 100.0
+    sim.commands.driver_brake_bar = 2.0
+    sim.step(90)
+    return sim
+
+
+def test_wheel_spin_model_inverses():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        a, b, f = rng.normal(0, 300), rng.uniform(50, 5000), rng.uniform(0, 400)
+        w = free_spin(a, b, f)
+        if w != 0.0:
+            assert abs(shaft_torque(a, b, f, w, 1.0)) < 1e-9 * max(1.0, abs(a))
+        else:
+            assert abs(a) <= f  # friction holds the wheel
+        t = rng.normal(0, 600)
+        w = spin_for_torque(a, b, f, t)
+        side = 1.0 if t > a else -1.0
+        assert abs(shaft_torque(a, b, f, w, side) - t) < 1e-9 * max(1.0, abs(t)) or (w == 0.0 and abs(t - a) <= f)
+
+
+@pytest.mark.parametrize("open_diff", [False, True])
+def test_wheel_side_rises_with_the_carrier_speed(driving_state, open_diff):
+    s = driving_state.state[0]
+    speeds = np.linspace(-80.0, 80.0, 641)
+    wheels = [rear_torque(s, c, 1.0, open_diff) + front_torque(s, c, 1.0, not open_diff, False) for c in speeds]
+    assert np.all(np.diff(wheels) >= -1e-9)
+    assert rear_torque(s, 0.0, -1.0, open_diff) <= rear_torque(s, 0.0, 1.0, open_diff)
+
+
+def test_engine_side_falls_with_the_carrier_speed(driving_state):
+    sim = driving_state
+    p, s = sim.params[0], sim.state[0]
+    from acres_gym.model.cvt import gear_ratios
+    reduction, _ = gear_ratios(p, GEAR_HIGH)
+    speeds = np.linspace(-50.0, 120.0, 341)
+    engine = [transmission_torque(p, s, c, True, reduction, 120.0, 0.0) for c in speeds]
+    assert np.all(np.diff(engine) <= 1e-9)
+
+
+def test_bisection_balances_the_two_sides(driving_state):
+    sim = driving_state
+    p, s = sim.params[0], sim.state[0]
+    from acres_gym.model.cvt import gear_ratios
+    reduction, _ = gear_ratios(p, GEAR_HIGH)
+    c = solve_carrier_speed(p, s, False, True, False, True, reduction, 120.0, 0.0, 0.0)
+    assert c > 0.0
+    wheels = rear_torque(s, c, 1.0, False) + front_torque(s, c, 1.0, True, False)
+    engine = transmission_torque(p, s, c, True, reduction, 120.0, 0.0)
+    scale = max(abs(wheels), 1.0)
+    assert abs(wheels - engine) < 1e-6 * scale + 1e-3
+
+
+def test_open_differential_splits_torque_equally(driving_state):
+    s = driving_state.state[0]
+    c = 20.0
+    t = open_diff_wheel_torque(s, c, 1.0)
+    left = spin_for_torque(s.wheel_lin_a_nm[2], s.wheel_lin_b_nm_s[2], s.resist_torque_nm[2], t)
+    right = spin_for_torque(s.wheel_lin_a_nm[3], s.wheel_lin_b_nm_s[3], s.resist_torque_nm[3], t)
+    assert abs(0.5 * (left + right) - c) < 1e-6
