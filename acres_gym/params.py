@@ -43,6 +43,7 @@ from acres_gym.schema import (
     DERIVED,
     MAX_TORQUE_POINTS,
     PARAMS_DTYPE,
+    PARAMS_RECORD_DTYPE,
     POS,
     SCHEMA,
     SCHEMA_BY_KEY,
@@ -686,7 +687,7 @@ def make_params_array(params_or_list: Any, n: int) -> np.recarray:
     if isinstance(n, bool) or not isinstance(n, (Integral, np.integer)) or n < 1:
         raise ValueError(f"n = {n!r}: expected an integer >= 1 (number of vehicles)")
     n = int(n)
-    out = np.zeros(n, PARAMS_DTYPE)
+    out = np.zeros(n, PARAMS_RECORD_DTYPE)
     if isinstance(params_or_list, (np.void, np.record)) or (
         isinstance(params_or_list, np.ndarray) and params_or_list.ndim == 0
     ):

@@ -247,3 +247,6 @@ def params_dtype() -> np.dtype:
 
 
 PARAMS_DTYPE = params_dtype()
+# One dtype object for every parameter array: numba looks array types up by their dtype, and equal but
+# distinct dtype objects cost a slow comparison on every jitted call.
+PARAMS_RECORD_DTYPE = np.dtype((np.record, PARAMS_DTYPE))

@@ -27,12 +27,13 @@ from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
 from acres_gym.dbw.step import reset_dbw
 from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
 from acres_gym.model.suspension import elastic_energy
-from acres_gym.model.tick import run_ticks
+from acres_gym.model.tick import run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
 from acres_gym.schema import PARAMS_DTYPE
 from acres_gym.state import STATE_DTYPE, make_state
 from acres_gym.terrain import Terrain, TerrainStack, flat
+from acres_gym.terrain.surfaces_dtype import SURFACE_RECORD_DTYPE
 
 DEFAULT_VEHICLE = "polaris_ranger_crew_xp1000"
 
@@ -203,7 +204,9 @@ class RangerSim:
         else:
             raise TypeError(f"terrain: expected a Terrain, a sequence of Terrain or a TerrainStack, "
                             f"got {type(terrain).__name__}")
-        self._surfaces = np.array(self.terrain.surfaces.records, copy=True)
+        table = self.terrain.surfaces.records
+        self._surfaces = np.zeros(len(table), SURFACE_RECORD_DTYPE).view(np.recarray)
+        self._surfaces[:] = table
         self.state = make_state(self.n)
         self.commands = make_commands(self.n)
         self._pose = np.zeros((self.n, 7))
@@ -247,9 +250,10 @@ class RangerSim:
         elif not (isinstance(commands, np.ndarray) and commands.dtype == COMMAND_DTYPE
                   and commands.shape == (self.n,)):
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
-        run_ticks(self.params, self.state, commands, int(n_ticks), self.terrain.height_m,
-                  self.terrain.surface_id, self.terrain.wetness, self.terrain.origin_xy_m,
-                  self.terrain.cell_m, self._surfaces)
+        kernel = run_ticks_serial if self.n == 1 else run_ticks
+        kernel(self.params, self.state, commands, int(n_ticks), self.terrain.height_m,
+               self.terrain.surface_id, self.terrain.wetness, self.terrain.origin_xy_m,
+               self.terrain.cell_m, self._surfaces)
 
     def run_seconds(self, seconds: float, commands=None) -> None:
         """Advances by ``seconds`` (rounded to whole ticks)."""

@@ -156,8 +156,10 @@ def _merge(*lists):
 STATE_FIELDS = _merge(CHASSIS_FIELDS, WHEEL_FIELDS, POWERTRAIN_FIELDS, LEDGER_FIELDS, SCRATCH_FIELDS,
                       DBW_STATE_FIELDS)
 STATE_DTYPE = np.dtype(STATE_FIELDS)
+# One dtype object for every state array (numba looks array types up by their dtype object).
+STATE_RECORD_DTYPE = np.dtype((np.record, STATE_DTYPE))
 
 
 def make_state(n: int) -> np.recarray:
-    """N zeroed state records (call ``RangerSim.reset`` or ``reset_vehicle`` before stepping)."""
-    return np.zeros(n, STATE_DTYPE).view(np.recarray)
+    """N zeroed state records (``RangerSim.reset`` puts them at rest before stepping)."""
+    return np.zeros(n, STATE_RECORD_DTYPE).view(np.recarray)

@@ -82,11 +82,13 @@ COMMAND_FIELDS = [
 ]
 
 COMMAND_DTYPE = np.dtype(COMMAND_FIELDS)
+# One dtype object for every command array (numba looks array types up by their dtype object).
+COMMAND_RECORD_DTYPE = np.dtype((np.record, COMMAND_DTYPE))
 
 
 def make_commands(n: int = 1) -> np.recarray:
     """N neutral commands: nothing under DBW control, driver pedals released, AWD switch on AWD."""
-    cmd = np.zeros(n, COMMAND_DTYPE).view(np.recarray)
+    cmd = np.zeros(n, COMMAND_RECORD_DTYPE).view(np.recarray)
     cmd.drive_mode = DRIVE_ALL_WHEEL
     return cmd
 

@@ -54,13 +54,26 @@ def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, ori
         s.diverged = True
 
 
+@njit(cache=True)
+def advance(p, c, s, n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
+    """Advances one vehicle by ``n_ticks`` holding its command (its messages count on the first tick)."""
+    for t in range(n_ticks):
+        step_vehicle(DT_S, p, c, s, t == 0, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces)
+
+
 @njit(cache=True, parallel=True)
 def run_ticks(params, state, commands, n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
-    """Advances every vehicle by ``n_ticks`` ticks of 1/120 s, holding its command (its messages count
-    on the first tick). One call, no Python per tick; vehicles run in parallel threads."""
+    """Advances every vehicle by ``n_ticks`` ticks of 1/120 s in one call, vehicles in parallel threads;
+    no Python per tick."""
     for v in prange(state.shape[0]):
-        p = params[v]
-        s = state[v]
-        c = commands[v]
-        for t in range(n_ticks):
-            step_vehicle(DT_S, p, c, s, t == 0, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces)
+        advance(params[v], commands[v], state[v], n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m,
+                surfaces)
+
+
+@njit(cache=True)
+def run_ticks_serial(params, state, commands, n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m,
+                     surfaces):
+    """``run_ticks`` on the calling thread (one vehicle: no idle worker threads)."""
+    for v in range(state.shape[0]):
+        advance(params[v], commands[v], state[v], n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m,
+                surfaces)

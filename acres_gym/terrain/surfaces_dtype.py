@@ -23,3 +23,5 @@ SURFACE_DTYPE = np.dtype([
     ("soil_friction_deg", np.float64),    # internal friction angle phi, deg
     ("soil_shear_modulus_m", np.float64), # Janosi-Hanamoto shear deformation modulus K, m
 ])
+# One dtype object for the tables the kernels receive (numba looks array types up by their dtype object).
+SURFACE_RECORD_DTYPE = np.dtype((np.record, SURFACE_DTYPE))
