@@ -39,7 +39,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numba
+
 from acres_gym.constants import STEER_ANGLE, ULC_VELOCITY
+from acres_gym.model.tick import run_ticks_serial
+from acres_gym.sim import RangerSim
+from acres_gym.terrain import flat
 
 CONTROL_TICKS = 6  # one control step at 20 Hz
 LONG_TICKS = 12_000  # one long call: 100 s of simulated time
@@ -213,20 +218,13 @@ def run(quick: bool = False, out=None) -> dict:
     """Measures every figure, prints the table to ``out`` (default stdout) and returns the figures."""
     out = sys.stdout if out is None else out
     load_before = _load_average()
-    t0 = time.perf_counter()
-    import numba
-
-    from acres_gym.model.tick import run_ticks
-    from acres_gym.sim import RangerSim
-    from acres_gym.terrain import flat
-    import_s = time.perf_counter() - t0
 
     min_s = QUICK_MIN_SECONDS if quick else MIN_SECONDS
     min_runs = QUICK_MIN_RUNS if quick else MIN_RUNS
     long_ticks = QUICK_LONG_TICKS if quick else LONG_TICKS
     threads = numba.get_num_threads()
 
-    # --- the first step call alone: numba compiles run_ticks or loads it from the cache
+    # --- the first step call alone: numba compiles the one-vehicle kernel or loads it from the cache
     asphalt = flat("dry_asphalt")
     t0 = time.perf_counter()
     sim1 = RangerSim(1, terrain=asphalt)
@@ -235,7 +233,7 @@ def run(quick: bool = False, out=None) -> dict:
     t0 = time.perf_counter()
     sim1.step(CONTROL_TICKS)
     first_step_s = time.perf_counter() - t0
-    first_source = _cache_source(run_ticks)
+    first_source = _cache_source(run_ticks_serial)
     try:
         layer = numba.threading_layer()
     except ValueError:
@@ -300,7 +298,6 @@ def run(quick: bool = False, out=None) -> dict:
         "threading_layer": layer,
         "load_average_before": load_before,
         "load_average_after": _load_average(),
-        "import_s": import_s,
         "construct_s": construct_s,
         "first_step_s": first_step_s,
         "first_step_source": first_source,
@@ -329,8 +326,7 @@ def _print_table(result: dict, rows: list[Row], out) -> None:
       f"(threading layer {result['threading_layer']})\n")
     w(f"  load average (1 / 5 / 15 min): {_load_text(result['load_average_before'])} before, "
       f"{_load_text(result['load_average_after'])} after\n")
-    w(f"  import of acres_gym.sim: {result['import_s']:.3f} s; RangerSim(1) construction with reset: "
-      f"{result['construct_s']:.3f} s\n")
+    w(f"  RangerSim(1) construction with reset: {result['construct_s']:.3f} s\n")
     w(f"  first RangerSim.step call: {result['first_step_s']:.3f} s ({result['first_step_source']}), "
       "not part of the figures below\n\n")
     w("Physics ticks per second of wall time (vehicle-ticks per second for N > 1; 120 ticks/s is real "

@@ -36,9 +36,15 @@ from acres_gym.constants import (
     GEAR_NAMES,
     GEAR_NONE,
     GEAR_PARK,
+    GEAR_REJECT_NONE,
+    GEAR_REJECT_SHIFT_IN_PROGRESS,
+    GEAR_REJECT_UNSUPPORTED,
+    GEAR_REJECT_VEHICLE_SPEED,
     STEER_CURVATURE,
     ULC_VELOCITY,
 )
+from acres_gym.sim import RangerSim
+from acres_gym.terrain import rough, with_polygons
 
 CONTROL_TICKS = 6  # 20 Hz
 DEFAULT_SECONDS = 60.0
@@ -46,9 +52,10 @@ DEFAULT_SEED = 7
 ROUGHNESS_M = 0.12  # RMS height of the generated ground
 START_XY = (-150.0, 0.0)  # rear-axle footprint at reset, heading +x
 S_CURVATURE_PER_M = 0.008  # amplitude of the S (a 125 m radius at its tightest)
-# The sand patch: an irregular blob across the route of the 3 m/s phase (default schedule), world (x, y), m.
-SAND_PATCH_XY = [(85.0, -45.0), (115.0, -50.0), (135.0, -20.0), (130.0, 25.0), (110.0, 50.0),
-                 (80.0, 40.0), (70.0, 0.0)]
+# The sand patch: an irregular blob, world (x, y), m, where the S ends and the 3 m/s phase runs (default
+# schedule; the S leaves the vehicle about 30 m to the left of its start line).
+SAND_PATCH_XY = [(38.0, 8.0), (70.0, -4.0), (104.0, 6.0), (116.0, 30.0), (100.0, 58.0), (64.0, 66.0),
+                 (40.0, 52.0), (32.0, 30.0)]
 
 
 @dataclass(frozen=True)
@@ -57,8 +64,11 @@ class Phase:
     end_s: float  # end time for the default 60 s drive
     speed_mps: float  # ULC velocity target
     s_curve: bool = False  # curvature follows one period of a sine over the phase
-    gear_event: int = GEAR_NONE  # a gear command sent 0.5 s into the phase
+    gear_event: int = GEAR_NONE  # a gear command sent 0.5 s into the phase (sooner in a short phase)
 
+
+REJECT_NAMES = {GEAR_REJECT_SHIFT_IN_PROGRESS: "shift in progress", GEAR_REJECT_UNSUPPORTED: "unsupported",
+                GEAR_REJECT_VEHICLE_SPEED: "vehicle speed"}
 
 PHASES = (
     Phase("enable DBW, shift P->H", 4.0, 0.0, gear_event=GEAR_HIGH),
@@ -72,8 +82,6 @@ PHASES = (
 
 def make_terrain(seed: int):
     """Rough grass (``ROUGHNESS_M`` RMS, flat around the start) with a dry sand patch on the route."""
-    from acres_gym.terrain import rough, with_polygons
-
     ground = rough(seed=seed, roughness_m=ROUGHNESS_M, size_m=400.0, cell_m=1.0, surface="grass",
                    spawn_xy=START_XY)
     return with_polygons(ground, [(SAND_PATCH_XY, "dry_sand")])
@@ -94,12 +102,73 @@ def _send(cmd, target_mps: float, curvature_per_m: float, gear: int) -> None:
     cmd.gear_cmd = gear
 
 
+def _num(x: float, digits: int) -> str:
+    """``x`` with ``digits`` decimals, without a minus sign on a value that rounds to zero."""
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0.0 else text
+
+
 def _engaged(s) -> str:
     if not s.dbw_enabled:
         return "off"
     parts = [name for name, on in (("ulc", s.ulc_enabled), ("steer", s.steer_enabled),
                                    ("throttle", s.throttle_enabled), ("brake", s.brake_enabled)) if on]
     return "+".join(parts) if parts else "on, idle"
+
+
+def _run_phase(sim, phase: Phase, k: int, ends: list[int], names) -> dict:
+    """Drives one phase (control steps ``ends[k - 1]`` to ``ends[k]``) and returns its table row."""
+    cmd = sim.commands
+    s = sim.state[0]
+    start = 0 if k == 0 else ends[k - 1]
+    stop = max(ends[k], start)
+    gear_step = start + min(int(round(0.5 / (CONTROL_TICKS * DT_S))), (stop - start) // 8)
+    speed_max = -math.inf
+    steer_abs_max = 0.0
+    sinkage_max = 0.0
+    seen = set()
+    t0 = time.perf_counter()
+    for step in range(start, stop):
+        if phase.s_curve:
+            frac = (step - start + 0.5) / max(stop - start, 1)
+            curvature = S_CURVATURE_PER_M * math.sin(2.0 * math.pi * frac)
+        else:
+            curvature = 0.0
+        gear = phase.gear_event if step == gear_step else GEAR_NONE
+        _send(cmd, phase.speed_mps, curvature, gear)
+        sim.step(CONTROL_TICKS)
+        speed = float(sim.speed_mps[0])
+        speed_max = max(speed_max, speed)
+        steer_abs_max = max(steer_abs_max, abs(float(s.steering_wheel_deg)))
+        sinkage_max = max(sinkage_max, float(np.max(s.sinkage_m)))
+        seen.update(int(i) for i in s.surface_id)
+    wall_s = time.perf_counter() - t0
+    gear_name = GEAR_NAMES.get(int(s.gear), str(int(s.gear)))
+    if phase.gear_event != GEAR_NONE and int(s.gear_reject) != GEAR_REJECT_NONE:
+        gear_name += f" (refused: {REJECT_NAMES.get(int(s.gear_reject), int(s.gear_reject))})"
+    under = "/".join(dict.fromkeys(names[int(i)] for i in s.surface_id))
+    passed = sorted(names[i] for i in seen)
+    return {
+        "phase": phase.name,
+        "t_s": float(s.time_s),
+        "target_mps": phase.speed_mps,
+        "ulc_ref_mps": float(s.ulc_vel_ref_mps),
+        "speed_mps": float(sim.speed_mps[0]),
+        "speed_max_mps": speed_max if math.isfinite(speed_max) else float("nan"),
+        "engine_rpm": float(s.engine_rpm),
+        "cvt_ratio": float(s.cvt_ratio),
+        "gear": gear_name,
+        "steering_wheel_deg": float(s.steering_wheel_deg),
+        "steering_wheel_max_deg": steer_abs_max,
+        "fuel_g": 1e3 * float(s.fuel_used_kg),
+        "sinkage_max_mm": 1e3 * sinkage_max,
+        "surface_end": under,
+        "surfaces_passed": passed,
+        "dbw": _engaged(s),
+        "x_m": float(s.position_m[0]),
+        "y_m": float(s.position_m[1]),
+        "wall_s": wall_s,
+    }
 
 
 def drive(seconds: float = DEFAULT_SECONDS, seed: int = DEFAULT_SEED, out=None) -> dict:
@@ -109,8 +178,6 @@ def drive(seconds: float = DEFAULT_SECONDS, seed: int = DEFAULT_SEED, out=None) 
         raise ValueError(f"seconds = {seconds!r}: expected a positive number of simulated seconds")
     w = out.write
     wall0 = time.perf_counter()
-    from acres_gym.sim import RangerSim
-
     terrain = make_terrain(seed)
     sim = RangerSim(1, overrides={"driveline.default_gear": GEAR_PARK}, terrain=terrain)
     sim.reset(x_m=START_XY[0], y_m=START_XY[1], yaw_rad=0.0)
@@ -121,57 +188,14 @@ def drive(seconds: float = DEFAULT_SECONDS, seed: int = DEFAULT_SEED, out=None) 
     steps_total = max(1, int(round(seconds / (CONTROL_TICKS * DT_S))))
     ends = [max(1, int(round(p.end_s * scale / (CONTROL_TICKS * DT_S)))) for p in PHASES]
     ends[-1] = steps_total
-    cmd = sim.commands
     s = sim.state[0]
     rows = []
     drive_s = 0.0
-    step = 0
     for k, phase in enumerate(PHASES):
-        start = 0 if k == 0 else ends[k - 1]
-        stop = max(ends[k], start)
-        gear_step = start + min(int(round(0.5 / (CONTROL_TICKS * DT_S))), max(stop - start - 1, 0))
-        speed_max = -math.inf
-        steer_abs_max = 0.0
-        sinkage_max = 0.0
-        seen = set()
-        t0 = time.perf_counter()
-        for step in range(start, stop):
-            if phase.s_curve:
-                frac = (step - start + 0.5) / max(stop - start, 1)
-                curvature = S_CURVATURE_PER_M * math.sin(2.0 * math.pi * frac)
-            else:
-                curvature = 0.0
-            gear = phase.gear_event if step == gear_step else GEAR_NONE
-            _send(cmd, phase.speed_mps, curvature, gear)
-            sim.step(CONTROL_TICKS)
-            speed = float(sim.speed_mps[0])
-            speed_max = max(speed_max, speed)
-            steer_abs_max = max(steer_abs_max, abs(float(s.steering_wheel_deg)))
-            sinkage_max = max(sinkage_max, float(np.max(s.sinkage_m)))
-            seen.update(int(i) for i in s.surface_id)
-        drive_s += time.perf_counter() - t0
-        under = "/".join(dict.fromkeys(names[int(i)] for i in s.surface_id))
-        passed = sorted(names[i] for i in seen)
-        rows.append({
-            "phase": phase.name,
-            "t_s": float(s.time_s),
-            "target_mps": phase.speed_mps,
-            "speed_mps": float(sim.speed_mps[0]),
-            "speed_max_mps": speed_max if math.isfinite(speed_max) else float("nan"),
-            "engine_rpm": float(s.engine_rpm),
-            "cvt_ratio": float(s.cvt_ratio),
-            "gear": GEAR_NAMES.get(int(s.gear), str(int(s.gear))),
-            "steering_wheel_deg": float(s.steering_wheel_deg),
-            "steering_wheel_max_deg": steer_abs_max,
-            "fuel_g": 1e3 * float(s.fuel_used_kg),
-            "sinkage_max_mm": 1e3 * sinkage_max,
-            "surface_end": under,
-            "surfaces_passed": passed,
-            "dbw": _engaged(s),
-            "x_m": float(s.position_m[0]),
-            "y_m": float(s.position_m[1]),
-        })
+        rows.append(_run_phase(sim, phase, k, ends, names))
+        drive_s += rows[-1].pop("wall_s")
 
+    sim_s = float(s.time_s)
     sim_s = float(s.time_s)
     summary = {"rows": rows, "sim_s": sim_s, "drive_wall_s": drive_s, "setup_wall_s": setup_s,
                "real_time_factor": sim_s / drive_s if drive_s > 0 else math.inf,
@@ -182,37 +206,46 @@ def drive(seconds: float = DEFAULT_SECONDS, seed: int = DEFAULT_SEED, out=None) 
     for line in terrain.describe().splitlines():
         w(f"    {line.strip()}\n")
     w(f"  vehicle: Polaris Ranger CREW XP 1000, parked at ({START_XY[0]:g}, {START_XY[1]:g}) m heading +x; "
-      f"DBW messages at {1.0 / (CONTROL_TICKS * DT_S):g} Hz ({CONTROL_TICKS} ticks per control step)\n\n")
+      f"DBW messages at {1.0 / (CONTROL_TICKS * DT_S):g} Hz ({CONTROL_TICKS} ticks per control step), on the "
+      "calling thread\n\n")
     w("Phases (values at the end of each phase; 'max' over the phase)\n")
-    headers = ("phase", "t s", "target", "speed", "max", "rpm", "CVT", "gear", "wheel deg", "|max|",
-               "fuel g", "sink mm", "x, y m", "DBW", "surfaces (end; passed)")
+    headers = ("phase", "t s", "target", "ULC ref", "speed", "max", "rpm", "CVT", "gear", "wheel deg",
+               "|max|", "fuel g", "sink mm", "x, y m", "DBW", "surfaces (end; passed)")
+    left = {"phase", "gear", "DBW", "surfaces (end; passed)"}
     table = []
     for r in rows:
         passed = ",".join(r["surfaces_passed"])
-        table.append((r["phase"], f"{r['t_s']:.1f}", f"{r['target_mps']:.1f}", f"{r['speed_mps']:.2f}",
-                      f"{r['speed_max_mps']:.2f}", f"{r['engine_rpm']:.0f}", f"{r['cvt_ratio']:.2f}", r["gear"],
-                      f"{r['steering_wheel_deg']:.1f}", f"{r['steering_wheel_max_deg']:.1f}",
-                      f"{r['fuel_g']:.1f}", f"{r['sinkage_max_mm']:.1f}", f"{r['x_m']:.0f}, {r['y_m']:.0f}",
-                      r["dbw"], f"{r['surface_end']}; {passed}"))
+        table.append((r["phase"], f"{r['t_s']:.1f}", f"{r['target_mps']:.1f}", f"{r['ulc_ref_mps']:.2f}",
+                      _num(r["speed_mps"], 2), _num(r["speed_max_mps"], 2), f"{r['engine_rpm']:.0f}",
+                      f"{r['cvt_ratio']:.2f}", r["gear"], _num(r["steering_wheel_deg"], 1),
+                      f"{r['steering_wheel_max_deg']:.1f}", f"{r['fuel_g']:.1f}", f"{r['sinkage_max_mm']:.1f}",
+                      f"{r['x_m']:.0f}, {r['y_m']:.0f}", r["dbw"], f"{r['surface_end']}; {passed}"))
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(headers)]
 
     def line(cells):
-        return "  ".join(c.rjust(wd) if 0 < i < 13 and i != 7 else c.ljust(wd)
-                         for i, (c, wd) in enumerate(zip(cells, widths, strict=True))).rstrip() + "\n"
+        return "  ".join(c.ljust(wd) if h in left else c.rjust(wd)
+                         for h, c, wd in zip(headers, cells, widths, strict=True)).rstrip() + "\n"
 
     w(line(headers))
     w(line(["-" * wd for wd in widths]))
     for cells in table:
         w(line(cells))
-    w("  target / speed / max: ULC velocity command and the CG's forward speed, m/s; rpm: engine; CVT: belt "
-      "ratio;\n  wheel deg: steering wheel angle; fuel g: used since the start; sink mm: largest wheel "
-      "sinkage; DBW: engaged subsystems.\n")
+    w("  target: ULC velocity command; ULC ref: the ULC's speed reference (vel_ref); speed / max: the CG's "
+      "forward speed, m/s;\n  rpm: engine; CVT: belt ratio; wheel deg: steering wheel angle; fuel g: used "
+      "since the start;\n  sink mm: largest wheel sinkage; DBW: engaged subsystems; surfaces: under the "
+      "wheels at the end; every surface a wheel touched in the phase.\n")
+    for r in rows:
+        target, speed = r["target_mps"], r["speed_mps"]
+        if abs(speed - target) > max(0.1 * target, 0.2):
+            side = "below" if speed < target else "above"
+            w(f"  note: '{r['phase']}' ended at {speed:.2f} m/s, {abs(speed - target):.2f} m/s {side} its "
+              f"{target:g} m/s target (ULC speed reference {r['ulc_ref_mps']:.2f} m/s)\n")
     if summary["diverged"] or summary["rolled_over"]:
         w(f"  WARNING: the vehicle {'diverged' if summary['diverged'] else 'rolled over'}\n")
     w("\nEnergy ledger (since the start)\n")
     w(sim.ledger_table(0) + "\n\n")
     w(f"Simulated {sim_s:.1f} s ({int(s.tick)} ticks) in {drive_s:.3f} s of wall time: real-time factor "
-      f"{summary['real_time_factor']:,.0f}x (setup: imports, terrain and vehicle {setup_s:.2f} s)\n")
+      f"{summary['real_time_factor']:,.0f}x (setup: terrain and vehicle {setup_s:.2f} s)\n")
     return summary
 
 
