@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from acres_gym import scenarios
 from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TURF, DRIVE_TWO_WHEEL, GEAR_HIGH, GEAR_LOW, GEAR_PARK
+from acres_gym.dbw.validation import DBW_CHECKS
 from acres_gym.terrain import flat
 
 
@@ -138,11 +139,7 @@ CHECKS: list[Check] = [
           lambda: 100.0 * scenarios.drive_cycle_ledger(terrain=flat("sandy_loam"))["residual_share"]),
 ]
 
-try:  # rows of the drive-by-wire layer, when present
-    from acres_gym.dbw.validation import DBW_CHECKS
-    CHECKS.extend(Check(*row) for row in DBW_CHECKS)
-except ImportError:  # pragma: no cover - the DBW rows are optional
-    pass
+CHECKS.extend(Check(*row) for row in DBW_CHECKS)  # the drive-by-wire layer on the vehicle
 
 
 def run(checks=None, only: str | None = None, stream=sys.stdout) -> list[dict]:

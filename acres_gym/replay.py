@@ -1,0 +1,547 @@
+"""``acres-replay``: run a recorded DBW command log through the DBW layer and the vehicle.
+
+Reads a CSV of timed DBW messages (the ds_dbw_msgs commands an autonomy stack sent, and the driver's
+inputs), replays them on one Ranger at the 120 Hz physics tick and writes a CSV of the reports and the
+vehicle state at a chosen rate.
+
+Usage::
+
+    acres-replay configs/replay/example_commands.csv --out drive.csv --out-hz 20
+    acres-replay log.csv --surface grass --slope-percent 8 --set dbw.bias.brake_bar=5 > drive.csv
+    python -m acres_gym.replay log.csv --terrain my_terrain.npz --duration 60 --out drive.csv
+
+Input. The first line names the columns: ``time_s`` (s, required) and any of
+
+- system: ``enable`` (0 / 1: the system enable, dbw_enabled, from that time on);
+- steering (SteeringCmd): ``steer_mode`` (0 NONE, 2 ANGLE, 3 CURVATURE, 4 YAW_RATE, 14 PERCENT),
+  ``steer_cmd`` (deg, 1/m, rad/s or %), ``steer_rate`` (deg/s), ``steer_accel`` (deg/s^2),
+  ``steer_enable``;
+- throttle (ThrottleCmd): ``throttle_mode`` (0 NONE, 13 PEDAL_RAW, 14 PERCENT), ``throttle_cmd`` (%),
+  ``throttle_rate_inc``, ``throttle_rate_dec`` (%/s), ``throttle_enable``;
+- brake (BrakeCmd): ``brake_mode`` (0 NONE, 1 PRESSURE, 14 PERCENT), ``brake_cmd`` (bar or %),
+  ``brake_rate_inc``, ``brake_rate_dec`` (command unit per s), ``brake_enable``;
+- gear (GearCmd): ``gear_cmd`` (ds_dbw Gear: 0 NONE, 1 P, 2 R, 3 N, 4 DRIVE = H, 5 LOW = L; 6, 7 and
+  15 are valid Gear values the Ranger refuses as UNSUPPORTED);
+- ULC (UlcCmd): ``ulc_mode`` (0 NONE, 1 VELOCITY, 2 ACCEL), ``ulc_cmd`` (m/s or m/s^2),
+  ``ulc_limit_accel``, ``ulc_limit_decel`` (m/s^2), ``ulc_limit_jerk_throttle``,
+  ``ulc_limit_jerk_brake`` (m/s^3), ``ulc_enable``, ``ulc_coast_decel``;
+- ``drive_mode`` (the AWD switch: 0 turf, 1 2WD, 2 AWD, from that time on);
+- driver inputs, from that time on: ``driver_throttle_pct`` (%), ``driver_brake_bar`` (bar),
+  ``driver_steering_deg`` (deg; once given, the driver holds the wheel there whenever steering is not
+  under DBW control).
+
+Each further line is what arrived at ``time_s``: a message for every subsystem (steering, throttle,
+brake, ULC, gear) with at least one filled cell; an empty cell leaves that field as the subsystem's
+previous message had it (before the first message: mode NONE, value 0, rate and limit fields 0 = the
+firmware default, enable 1, coast 0), and a subsystem with only empty cells gets no message. Times
+never decrease; lines starting with ``#`` and blank lines are skipped. Rate and limit fields follow
+ds_dbw_msgs: 0 = default, ``inf`` or a negative value = unlimited. Booleans are 0 / 1 (or
+true / false). As on the vehicle, a steering, throttle, brake or ULC message stays in force for the
+command timeout (0.1 s) only: a log must repeat them (20 Hz is usual) to keep a subsystem engaged.
+
+Timing. A message takes effect on the first physics tick (1/120 s) starting at or after its time.
+The run lasts ``--duration`` (default: the last message time + 1 s), rounded to whole ticks.
+
+Output. One row per 1 / ``--out-hz`` s from time 0 to the end (the state after that many ticks),
+with the columns ``OUTPUT_COLUMNS``: time, pose (position of the centre of mass, ZYX Euler angles),
+forward speed and yaw rate (body frame), engine and CVT, gear, then the reports: steering wheel angle
+and command (the reference; ``nan`` while steering is not under DBW control), the pedal command and
+output (the emulated pedal the engine sees, throttle bias included), the brake pressure command and
+output (the line pressure, bias included), the ULC reference (``nan`` while the ULC is not engaged),
+the VehicleVelocity speeds and the fuel used; after those the enables, timeouts, command sources, gear
+command and reject, the ULC's measurement, preemption and stop hold, the drive mode and the wheel
+speeds. Booleans are written 0 / 1.
+
+Bad input (an unknown column, a cell that is not a number, a time going backwards, a mode number
+outside its enum, no ``time_s`` column; an unknown or out-of-range ``--set`` key, an unknown surface or
+vehicle, an ``--out-hz`` that does not divide 120) stops with exit status 2 and a message on stderr
+naming the line and column, or the option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from acres_gym.constants import (
+    DRIVE_MODE_NAMES,
+    PHYSICS_HZ,
+    WHEEL_NAMES,
+)
+from acres_gym.dbw.command import COMMAND_MODES
+from acres_gym.model.vec import euler_from_quaternion
+
+# ds_dbw_msgs Gear values (NONE, PARK, REVERSE, NEUTRAL, DRIVE, LOW, MANUAL, SPORT, CALIBRATE)
+GEAR_VALUES = {0: "NONE", 1: "PARK", 2: "REVERSE", 3: "NEUTRAL", 4: "DRIVE (H)", 5: "LOW (L)", 6: "MANUAL",
+               7: "SPORT", 15: "CALIBRATE"}
+
+SUBSYSTEMS = ("steer", "throttle", "brake", "ulc")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One input column: the command-record field it sets, its group and its kind."""
+
+    field: str
+    group: str  # "steer" | "throttle" | "brake" | "ulc" | "gear" | "system" | "drive" | "driver"
+    kind: str = "float"  # "float" | "bool" | "enum"
+    values: dict[int, str] | None = None  # allowed numbers of an enum
+
+
+def _enum(field_name: str, group: str, values: dict[int, str]) -> Column:
+    return Column(field_name, group, "enum", values)
+
+
+INPUT_COLUMNS: dict[str, Column] = {
+    "enable": Column("system_enable", "system", "bool"),
+    "steer_mode": _enum("steer_mode", "steer", COMMAND_MODES["steer_mode"]),
+    "steer_cmd": Column("steer_cmd", "steer"),
+    "steer_rate": Column("steer_rate_deg_s", "steer"),
+    "steer_accel": Column("steer_accel_deg_s2", "steer"),
+    "steer_enable": Column("steer_enable", "steer", "bool"),
+    "throttle_mode": _enum("throttle_mode", "throttle", COMMAND_MODES["throttle_mode"]),
+    "throttle_cmd": Column("throttle_cmd", "throttle"),
+    "throttle_rate_inc": Column("throttle_rate_inc_pct_s", "throttle"),
+    "throttle_rate_dec": Column("throttle_rate_dec_pct_s", "throttle"),
+    "throttle_enable": Column("throttle_enable", "throttle", "bool"),
+    "brake_mode": _enum("brake_mode", "brake", COMMAND_MODES["brake_mode"]),
+    "brake_cmd": Column("brake_cmd", "brake"),
+    "brake_rate_inc": Column("brake_rate_inc", "brake"),
+    "brake_rate_dec": Column("brake_rate_dec", "brake"),
+    "brake_enable": Column("brake_enable", "brake", "bool"),
+    "gear_cmd": _enum("gear_cmd", "gear", GEAR_VALUES),
+    "ulc_mode": _enum("ulc_mode", "ulc", COMMAND_MODES["ulc_mode"]),
+    "ulc_cmd": Column("ulc_cmd", "ulc"),
+    "ulc_limit_accel": Column("ulc_limit_accel_mps2", "ulc"),
+    "ulc_limit_decel": Column("ulc_limit_decel_mps2", "ulc"),
+    "ulc_limit_jerk_throttle": Column("ulc_limit_jerk_throttle_mps3", "ulc"),
+    "ulc_limit_jerk_brake": Column("ulc_limit_jerk_brake_mps3", "ulc"),
+    "ulc_enable": Column("ulc_enable", "ulc", "bool"),
+    "ulc_coast_decel": Column("ulc_coast_decel", "ulc", "bool"),
+    "drive_mode": _enum("drive_mode", "drive", DRIVE_MODE_NAMES),
+    "driver_throttle_pct": Column("driver_throttle_pct", "driver"),
+    "driver_brake_bar": Column("driver_brake_bar", "driver"),
+    "driver_steering_deg": Column("driver_steering_deg", "driver"),
+}
+TIME_COLUMN = "time_s"
+
+OUTPUT_COLUMNS: tuple[str, ...] = (
+    "time_s", "x_m", "y_m", "z_m", "roll_rad", "pitch_rad", "yaw_rad", "speed_mps", "yaw_rate_rad_s",
+    "engine_rpm", "cvt_ratio", "gear", "steering_wheel_angle_deg", "steering_cmd_deg", "steering_enabled",
+    "throttle_percent_cmd", "throttle_percent_output", "brake_pressure_cmd_bar", "brake_pressure_output_bar",
+    "ulc_vel_ref_mps", "ulc_accel_ref_mps2", "ulc_enabled", "vehicle_velocity_brake_mps",
+    "vehicle_velocity_propulsion_mps", "fuel_used_g",
+    # further report fields
+    "dbw_enabled", "steering_timeout", "throttle_enabled", "throttle_timeout", "throttle_cmd_src",
+    "throttle_percent_input", "brake_enabled", "brake_timeout", "brake_cmd_src", "brake_pressure_input_bar",
+    "gear_cmd", "gear_reject", "ulc_vel_meas_mps", "ulc_accel_meas_mps2", "ulc_preempted", "ulc_timeout",
+    "ulc_stop_hold", "drive_mode", *(f"wheel_speed_{name}_rad_s" for name in WHEEL_NAMES), "diverged",
+)
+
+
+class ReplayInputError(ValueError):
+    """A command log or an option the replay cannot use; the message names the place."""
+
+
+@dataclass
+class Message:
+    """One input line: the filled cells (input column -> value) that arrived at ``time_s``."""
+
+    line: int
+    time_s: float
+    cells: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def tick(self) -> int:
+        """First physics tick starting at or after ``time_s``."""
+        return tick_at(self.time_s)
+
+
+def tick_at(time_s: float) -> int:
+    """Index of the first tick (of 1/120 s) that starts at or after ``time_s`` (1e-6 tick tolerance for
+    times written in decimals)."""
+    return max(0, math.ceil(time_s * PHYSICS_HZ - 1e-6))
+
+
+# --------------------------------------------------------------------------- reading the log
+
+
+def _parse_cell(text: str, name: str, column: Column | None, where: str) -> float:
+    word = text.strip().lower()
+    if column is not None and column.kind == "bool" and word in ("true", "false"):
+        return 1.0 if word == "true" else 0.0
+    try:
+        value = float(word)
+    except ValueError:
+        raise ReplayInputError(f"{where}: {text.strip()!r} is not a number") from None
+    if math.isnan(value):
+        raise ReplayInputError(f"{where}: NaN is not a value (leave the cell empty for no message)")
+    if column is None:  # time_s
+        if not math.isfinite(value) or value < 0.0:
+            raise ReplayInputError(f"{where}: {text.strip()!r} is not a time (finite seconds >= 0)")
+        return value
+    if column.kind == "bool":
+        if value not in (0.0, 1.0):
+            raise ReplayInputError(f"{where}: {text.strip()!r} is not a boolean (0 / 1 or true / false)")
+    elif column.kind == "enum":
+        assert column.values is not None
+        if not (math.isfinite(value) and value == int(value) and int(value) in column.values):
+            allowed = ", ".join(f"{k} ({v})" for k, v in column.values.items())
+            raise ReplayInputError(f"{where}: {text.strip()!r} is not a {name} number; allowed: {allowed}")
+    elif column.group == "driver" and not math.isfinite(value):
+        raise ReplayInputError(f"{where}: {text.strip()!r} is not a finite driver input")
+    return value
+
+
+def parse_commands(lines: Iterable[str], source: str = "<commands>") -> list[Message]:
+    """Parse a command log (see the module docstring) into messages in time order.
+
+    Raises:
+        ReplayInputError: naming ``source``, the line and the column of the first problem.
+    """
+    reader = csv.reader(lines)
+    header: list[str] | None = None
+    messages: list[Message] = []
+    previous: Message | None = None
+    for row in reader:
+        line = reader.line_num
+        if not row or all(not cell.strip() for cell in row) or row[0].lstrip().startswith("#"):
+            continue
+        if header is None:
+            header = [cell.strip() for cell in row]
+            header_line = line
+            if header and header[0].startswith("\ufeff"):
+                header[0] = header[0][1:]
+            seen: dict[str, int] = {}
+            for i, name in enumerate(header, start=1):
+                if name != TIME_COLUMN and name not in INPUT_COLUMNS:
+                    known = ", ".join((TIME_COLUMN, *INPUT_COLUMNS))
+                    raise ReplayInputError(f"{source}: line {line}, column {i}: unknown column {name!r}; "
+                                           f"known columns: {known}")
+                if name in seen:
+                    raise ReplayInputError(f"{source}: line {line}, column {i}: column {name!r} repeats "
+                                           f"column {seen[name]}")
+                seen[name] = i
+            if TIME_COLUMN not in seen:
+                raise ReplayInputError(f"{source}: line {line}: missing column {TIME_COLUMN!r} (the time of "
+                                       "each message, s; expected as the first column)")
+            time_index = seen[TIME_COLUMN] - 1
+            continue
+        if len(row) != len(header):
+            raise ReplayInputError(f"{source}: line {line}: {len(row)} cells, but the header (line "
+                                   f"{header_line}) has {len(header)} columns")
+        cell = row[time_index]
+        where = f"{source}: line {line}, column {time_index + 1} ({TIME_COLUMN})"
+        if not cell.strip():
+            raise ReplayInputError(f"{where}: empty; every line needs the time its messages arrived")
+        time_s = _parse_cell(cell, TIME_COLUMN, None, where)
+        if previous is not None and time_s < previous.time_s:
+            raise ReplayInputError(f"{where}: time goes backwards: {time_s:g} s after {previous.time_s:g} s "
+                                   f"on line {previous.line}")
+        message = Message(line, time_s)
+        for i, (name, text) in enumerate(zip(header, row, strict=True), start=1):
+            if name == TIME_COLUMN or not text.strip():
+                continue
+            where = f"{source}: line {line}, column {i} ({name})"
+            message.cells[name] = _parse_cell(text, name, INPUT_COLUMNS[name], where)
+        messages.append(message)
+        previous = message
+    if header is None:
+        raise ReplayInputError(f"{source}: line 1: missing column {TIME_COLUMN!r}: the log is empty (expected "
+                               "a header line naming the columns)")
+    return messages
+
+
+def read_commands(path: str | Path) -> list[Message]:
+    """Read a command log file (see ``parse_commands``)."""
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            return parse_commands(f, str(path))
+    except OSError as exc:
+        raise ReplayInputError(f"cannot read the command log {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ReplayInputError(f"{path}: not a text (UTF-8) CSV file") from None
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _apply(c, message: Message, fresh: set[str]) -> None:
+    """Write one message's cells into the command record ``c`` (vehicle 0) and note the subsystems
+    that received a message."""
+    for name, value in message.cells.items():
+        column = INPUT_COLUMNS[name]
+        if column.kind == "bool":
+            c[column.field] = bool(value)
+        elif column.kind == "enum":
+            c[column.field] = int(value)
+        else:
+            c[column.field] = value
+        if column.group in SUBSYSTEMS:
+            fresh.add(column.group)
+        elif name == "driver_steering_deg":
+            c["driver_steers"] = True
+
+
+def _row(sim) -> list:
+    """The output row of vehicle 0 (``OUTPUT_COLUMNS``)."""
+    s = sim.state[0]
+    nan = math.nan
+    roll, pitch, yaw = euler_from_quaternion(s.orientation_wxyz)
+    values = [
+        float(s.time_s), *(float(x) for x in s.position_m), roll, pitch, yaw, float(sim.speed_mps[0]),
+        float(s.angular_velocity_rad_s[2]), float(s.engine_rpm), float(s.cvt_ratio), int(s.gear),
+        float(s.steering_wheel_deg), float(s.steer_ref_deg) if s.steer_enabled else nan, bool(s.steer_enabled),
+        float(s.throttle_cmd_pct), float(s.throttle_pedal_pct), float(s.brake_cmd_bar), float(s.brake_output_bar),
+        float(s.ulc_vel_ref_mps) if s.ulc_enabled else nan, float(s.ulc_accel_ref_mps2) if s.ulc_enabled else nan,
+        bool(s.ulc_enabled), float(s.speed_brake_mps), float(s.speed_propulsion_mps), 1e3 * float(s.fuel_used_kg),
+        bool(s.dbw_enabled), bool(s.steer_timeout), bool(s.throttle_enabled), bool(s.throttle_timeout),
+        int(s.throttle_cmd_src), float(s.throttle_input_pct), bool(s.brake_enabled), bool(s.brake_timeout),
+        int(s.brake_cmd_src), float(s.brake_input_bar), int(s.gear_cmd_report), int(s.gear_reject),
+        float(s.ulc_vel_meas_mps), float(s.ulc_accel_meas_mps2), bool(s.ulc_preempted), bool(s.ulc_timeout),
+        bool(s.ulc_stop_hold), int(s.drive_mode), *(float(w) for w in s.wheel_omega_rad_s), bool(s.diverged),
+    ]
+    return values
+
+
+def _format(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "1" if value else "0"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return format(float(value), ".9g")
+
+
+def replay(messages: Sequence[Message], sim, duration_s: float | None = None, out_hz: float = PHYSICS_HZ,
+           write=None) -> list[list] | None:
+    """Run ``messages`` on vehicle 0 of ``sim`` (a ``RangerSim`` just reset) for ``duration_s`` (default:
+    the last message time + 1 s) and produce one ``OUTPUT_COLUMNS`` row every 1 / ``out_hz`` s, from
+    time 0 (the start state) to the end.
+
+    Messages take effect on the first tick starting at or after their time; between messages the
+    command record is held (``RangerSim.step`` in chunks), with the fresh flags and the gear event on
+    the chunk's first tick only. Rows go to ``write(row)`` when given (then None is returned), else
+    they are returned as a list.
+    """
+    every = ticks_per_row(out_hz)
+    if duration_s is None:
+        duration_s = (messages[-1].time_s if messages else 0.0) + 1.0
+    if not (math.isfinite(duration_s) and duration_s > 0.0):
+        raise ReplayInputError(f"--duration {duration_s!r}: expected a positive number of seconds")
+    end = int(round(duration_s * PHYSICS_HZ))
+    rows: list[list] = []
+    emit = write if write is not None else rows.append
+    c = sim.commands[0]
+    for name in SUBSYSTEMS:
+        c[f"{name}_enable"] = True  # the default of a message that leaves its enable cell empty
+    by_tick: dict[int, list[Message]] = {}
+    for m in messages:
+        by_tick.setdefault(m.tick, []).append(m)
+    message_ticks = sorted(t for t in by_tick if t < end)
+    k = 0  # index into message_ticks
+    tick = 0
+    emit(_row(sim))
+    while tick < end:
+        fresh: set[str] = set()
+        if k < len(message_ticks) and message_ticks[k] == tick:
+            for m in by_tick[tick]:
+                _apply(c, m, fresh)
+            k += 1
+        for name in SUBSYSTEMS:
+            c[f"{name}_fresh"] = name in fresh
+        stop = min(end, (tick // every + 1) * every)
+        if k < len(message_ticks):
+            stop = min(stop, message_ticks[k])
+        sim.step(stop - tick)
+        for name in SUBSYSTEMS:
+            c[f"{name}_fresh"] = False
+        c["gear_cmd"] = 0  # a gear command is one event
+        tick = stop
+        if tick % every == 0:
+            emit(_row(sim))
+    return None if write is not None else rows
+
+
+def ticks_per_row(out_hz: float) -> int:
+    """Physics ticks per output row; ``out_hz`` must divide 120."""
+    try:
+        hz = float(out_hz)
+    except (TypeError, ValueError):
+        raise ReplayInputError(f"--out-hz {out_hz!r}: expected a rate in Hz that divides {PHYSICS_HZ}") from None
+    ticks = PHYSICS_HZ / hz if math.isfinite(hz) and hz > 0.0 else math.nan
+    if not (ticks >= 1.0 and abs(ticks - round(ticks)) < 1e-9):
+        divisors = [d for d in range(1, PHYSICS_HZ + 1) if PHYSICS_HZ % d == 0]
+        raise ReplayInputError(f"--out-hz {out_hz:g}: must divide the {PHYSICS_HZ} Hz physics rate "
+                               f"(e.g. {', '.join(str(PHYSICS_HZ // d) for d in divisors[:8])})")
+    return int(round(ticks))
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _parse_set(items: Sequence[str]) -> dict:
+    """``--set key=value`` items -> overrides (numbers, true / false, or a JSON list)."""
+    overrides: dict = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key, text = key.strip(), text.strip()
+        if not sep or not key or not text:
+            raise ReplayInputError(f"--set {item!r}: expected key=value, e.g. dbw.bias.brake_bar=5")
+        if text.lower() in ("true", "false"):
+            value: object = text.lower() == "true"
+        else:
+            try:
+                value = float(text)
+            except ValueError:
+                try:
+                    value = json.loads(text)
+                except json.JSONDecodeError:
+                    value = None
+                if not isinstance(value, list):
+                    raise ReplayInputError(f"--set {item!r}: {text!r} is not a number") from None
+        overrides[key] = value
+    return overrides
+
+
+def _terrain(args):
+    from acres_gym.terrain import flat, from_config, from_file, slope
+
+    surface = args.surface or "dry_asphalt"
+    if args.terrain is not None:
+        path = Path(args.terrain)
+        suffix = path.suffix.lower()
+        if suffix == ".npz":
+            return from_file(path)
+        if suffix in (".json", ".yaml", ".yml"):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    if suffix == ".json":
+                        config = json.load(f)
+                    else:
+                        import yaml
+
+                        config = yaml.safe_load(f)
+            except OSError as exc:
+                raise ReplayInputError(f"--terrain {path}: {exc.strerror or exc}") from None
+            except (json.JSONDecodeError, ValueError) as exc:
+                raise ReplayInputError(f"--terrain {path}: not valid {suffix[1:].upper()}: {exc}") from None
+            except Exception as exc:  # yaml.YAMLError
+                raise ReplayInputError(f"--terrain {path}: not valid YAML: {exc}") from None
+            try:
+                return from_config(config, base_dir=path.parent)
+            except (ValueError, TypeError, FileNotFoundError) as exc:
+                raise ReplayInputError(f"--terrain {path}: {exc}") from None
+        raise ReplayInputError(f"--terrain {path}: expected an .npz terrain file (acres_gym.terrain.to_file) "
+                               "or a .json / .yaml terrain config")
+    if args.slope_percent is not None:
+        return slope(args.slope_percent, surface=surface)
+    return flat(surface)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acres-replay",
+        description="Replay a CSV log of DBW commands (ds_dbw_msgs units) on the Ranger model and write a "
+                    "CSV of the DBW reports and the vehicle state.",
+        epilog="Example: acres-replay configs/replay/example_commands.csv --out drive.csv --out-hz 20",
+    )
+    parser.add_argument("commands", help="command log (CSV): time_s, then any of the command columns")
+    parser.add_argument("--out", metavar="FILE", default="-", help="output CSV (default: stdout)")
+    parser.add_argument("--out-hz", type=float, default=float(PHYSICS_HZ), metavar="HZ",
+                        help=f"output rows per second; must divide {PHYSICS_HZ} (default {PHYSICS_HZ})")
+    parser.add_argument("--duration", type=float, default=None, metavar="S",
+                        help="simulated time, s (default: the last message time + 1 s)")
+    parser.add_argument("--vehicle", default=None, metavar="NAME|PATH",
+                        help="vehicle parameter file: a name under configs/vehicles or a JSON path "
+                             "(default: the Polaris Ranger CREW XP 1000)")
+    parser.add_argument("--surface", default=None, metavar="NAME",
+                        help="flat terrain of this surface (default dry_asphalt), e.g. grass, gravel, "
+                             "packed_dirt, dry_sand")
+    parser.add_argument("--slope-percent", type=float, default=None, metavar="P",
+                        help="a plane rising P %% along +x (of --surface)")
+    parser.add_argument("--terrain", default=None, metavar="FILE",
+                        help="terrain: an .npz from acres_gym.terrain.to_file, or a JSON / YAML terrain config")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                        help="override a vehicle parameter by its dotted key, e.g. dbw.bias.brake_bar=5 "
+                             "(repeatable)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point (``acres-replay``); returns 0, exits with status 2 on bad input."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.terrain is not None and (args.surface is not None or args.slope_percent is not None):
+            raise ReplayInputError("--terrain cannot be combined with --surface or --slope-percent")
+        if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0.0):
+            raise ReplayInputError(f"--duration {args.duration:g}: expected a positive number of seconds")
+        every = ticks_per_row(args.out_hz)
+        overrides = _parse_set(args.overrides)
+        from acres_gym.params import load_vehicle
+        from acres_gym.sim import DEFAULT_VEHICLE, RangerSim
+
+        vehicle = args.vehicle or DEFAULT_VEHICLE
+        try:
+            params = load_vehicle(vehicle)
+        except (ValueError, FileNotFoundError) as exc:
+            raise ReplayInputError(f"--vehicle {vehicle}: {exc}") from None
+        if overrides:
+            try:
+                params = load_vehicle(vehicle, overrides=overrides)
+            except ValueError as exc:
+                raise ReplayInputError(f"--set: {exc}") from None
+        try:
+            terrain = _terrain(args)
+        except ReplayInputError:
+            raise
+        except (ValueError, FileNotFoundError) as exc:
+            option = "--terrain" if args.terrain else ("--surface" if args.surface else "--slope-percent")
+            raise ReplayInputError(f"{option}: {exc}") from None
+        messages = read_commands(args.commands)
+        sim = RangerSim(1, params=params, terrain=terrain)
+    except ReplayInputError as exc:
+        parser.error(str(exc))
+
+    out: TextIO
+    close = False
+    if args.out == "-":
+        out = sys.stdout
+    else:
+        try:
+            out = open(args.out, "w", newline="", encoding="utf-8")
+        except OSError as exc:
+            parser.error(f"--out {args.out}: {exc.strerror or exc}")
+        close = True
+    try:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(OUTPUT_COLUMNS)
+        replay(messages, sim, args.duration, PHYSICS_HZ / every,
+               write=lambda row: writer.writerow([_format(v) for v in row]))
+    finally:
+        if close:
+            out.close()
+        else:
+            out.flush()
+    if sim.state.diverged[0]:
+        print(f"acres-replay: warning: the vehicle diverged at t = {sim.state.time_s[0]:.3f} s; the state "
+              "is frozen from there", file=sys.stderr)
+    return 0
+
+
+__all__ = ["INPUT_COLUMNS", "OUTPUT_COLUMNS", "Message", "ReplayInputError", "parse_commands", "read_commands",
+           "replay", "tick_at", "ticks_per_row", "main"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
