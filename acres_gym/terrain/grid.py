@@ -4,8 +4,8 @@ Grid point ``[j, i]`` is at world ``(origin_x_m + i cell_m, origin_y_m + j cell_
 y north/left, z up). Heights between grid points are bilinear; surface and wetness are those of the
 nearest grid point. Outside the grid, heights clamp to the edge values (the terrain continues flat
 at the edge height, gradient 0 across the edge) and surfaces/wetness are those of the nearest edge
-point. The Python helpers here use the same arithmetic as the jitted lookups in
-:mod:`acres_gym.terrain.sampling`, vectorised over arrays of points.
+point. The Python helpers here run the jitted lookups of :mod:`acres_gym.terrain.sampling` over arrays
+of points.
 """
 
 from __future__ import annotations
@@ -15,40 +15,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
+from acres_gym.terrain.sampling import sample_height
 from acres_gym.terrain.surfaces import SurfaceTable, default_surfaces
 
 MAX_GRID_POINTS = 64_000_000
 """Largest grid (points) a terrain may have (512 MB of heights); a guard against unit mistakes."""
 
 
+@njit(cache=True)
+def _sample_many(height, origin_x, origin_y, cell, xs, ys, out):
+    for k in range(xs.size):
+        out[k, 0], out[k, 1], out[k, 2] = sample_height(height, origin_x, origin_y, cell, xs[k], ys[k])
+
+
 def _bilinear(height: np.ndarray, origin_x: float, origin_y: float, cell: float, x, y):
-    """Vectorised twin of :func:`acres_gym.terrain.sampling.sample_height` -> (h, dh_dx, dh_dy)."""
+    """:func:`acres_gym.terrain.sampling.sample_height` over arrays of points -> (h, dh_dx, dh_dy)."""
     x, y = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
-    ny, nx = height.shape
-    nan = np.isnan(x) | np.isnan(y)
-
-    def axis(f, n):
-        f = np.where(np.isnan(f), 0.0, f)
-        g = np.where((f < 0.0) | (f > n - 1.0), 0.0, 1.0)
-        f = np.clip(f, 0.0, n - 1.0)
-        i = np.minimum(f.astype(np.int64), n - 2)
-        return i, f - i, g
-
-    i, t, gx = axis((x - origin_x) / cell, nx)
-    j, u, gy = axis((y - origin_y) / cell, ny)
-    h00 = height[j, i]
-    h10 = height[j, i + 1]
-    h01 = height[j + 1, i]
-    h11 = height[j + 1, i + 1]
-    a = h00 + t * (h10 - h00)
-    b = h01 + t * (h11 - h01)
-    h = a + u * (b - a)
-    dh_dx = gx * ((1.0 - u) * (h10 - h00) + u * (h11 - h01)) / cell
-    dh_dy = gy * (b - a) / cell
-    if nan.any():
-        h, dh_dx, dh_dy = (np.where(nan, np.nan, v) for v in (h, dh_dx, dh_dy))
-    return h, dh_dx, dh_dy
+    out = np.empty((x.size, 3))
+    _sample_many(np.ascontiguousarray(height, dtype=np.float64), float(origin_x), float(origin_y), float(cell),
+                 np.ascontiguousarray(x).ravel(), np.ascontiguousarray(y).ravel(), out)
+    return tuple(out[:, k].reshape(x.shape) for k in range(3))
 
 
 def _nearest(f, n):
