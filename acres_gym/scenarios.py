@@ -354,6 +354,23 @@ def soil_static_sinkage(surface: str, seconds: float = 2.0) -> dict:
             "max_relative_error": float(np.max(np.abs(measured / expected - 1.0)))}
 
 
+def soil_drawbar_pull(surface: str, slip_ratio: float, wheel: int = 2) -> dict:
+    """Drawbar pull over load of one of the vehicle's tyres (default: rear left at its static load) on
+    ``surface`` at a slip ratio (Wong: gross thrust minus compaction and hysteresis resistance)."""
+    from acres_gym.model.soil import drawbar_pull
+    from acres_gym.params import load_vehicle
+    from acres_gym.terrain import surface_row
+    p = load_vehicle("polaris_ranger_crew_xp1000")
+    row = surface_row(surface)
+    load = float(p.static_load_n[wheel])
+    pull = drawbar_pull(slip_ratio, load, p.tyre_width_m[wheel], p.tyre_radius_m, p.tyre_inflation_kpa * 1e3,
+                        p.tyre_carcass_pressure_kpa * 1e3, p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis,
+                        p.tyre_section_m, row.soil_n, row.soil_kc, row.soil_kphi, row.soil_cohesion_pa,
+                        math.radians(row.soil_friction_deg), row.soil_shear_modulus_m, p.tyre_shear_compliance_m,
+                        p.tyre_lug_area_share, p.tyre_lug_height_m)
+    return {"pull_over_load": pull / load, "load_n": load}
+
+
 def soil_motion_resistance(surface: str = "dry_sand", speed_mps: float = 5.0) -> dict:
     """Motion-resistance coefficient (sum of the wheels' compaction, hysteresis and rolling resistance
     over the sum of their loads) while driving steadily at ``speed_mps`` on flat soil."""
