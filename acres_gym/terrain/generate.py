@@ -131,27 +131,38 @@ def _fade(t: np.ndarray) -> np.ndarray:
     return t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
 
 
+@njit(cache=True)
+def _perlin_on_grid(gx, gy, u, v, out):
+    """Gradient noise at every grid point (u[i], v[j]) (lattice units) from the lattice gradients
+    (gx, gy)[row, col]: the four corners' dot products blended with the quintic fade."""
+    for j in range(v.size):
+        jv = int(math.floor(v[j]))
+        fv = v[j] - jv
+        sv = fv * fv * fv * (fv * (fv * 6.0 - 15.0) + 10.0)
+        for i in range(u.size):
+            iu = int(math.floor(u[i]))
+            fu = u[i] - iu
+            su = fu * fu * fu * (fu * (fu * 6.0 - 15.0) + 10.0)
+            n00 = gx[jv, iu] * fu + gy[jv, iu] * fv
+            n10 = gx[jv, iu + 1] * (fu - 1.0) + gy[jv, iu + 1] * fv
+            n01 = gx[jv + 1, iu] * fu + gy[jv + 1, iu] * (fv - 1.0)
+            n11 = gx[jv + 1, iu + 1] * (fu - 1.0) + gy[jv + 1, iu + 1] * (fv - 1.0)
+            a = n00 + su * (n10 - n00)
+            b = n01 + su * (n11 - n01)
+            out[j, i] = a + sv * (b - a)
+
+
 def _gradient_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelength: float) -> np.ndarray:
     """One octave of 2-D gradient (Perlin) noise with random unit gradients on a lattice of spacing
     ``wavelength`` (randomly offset), evaluated on the grid ``x`` (nx,) by ``y`` (ny,) -> (ny, nx)."""
     offset = rng.uniform(0.0, 1.0, size=2)
     u = (x - x[0]) / wavelength + offset[0]
     v = (y - y[0]) / wavelength + offset[1]
-    iu = np.floor(u).astype(np.int64)
-    iv = np.floor(v).astype(np.int64)
-    fu, fv = u - iu, v - iv
-    angle = rng.uniform(0.0, 2.0 * np.pi, size=(int(iv[-1]) + 2, int(iu[-1]) + 2))
-    gx, gy = np.cos(angle), np.sin(angle)
-
-    def corner(di: int, dj: int) -> np.ndarray:
-        rows, cols = np.ix_(iv + dj, iu + di)
-        return gx[rows, cols] * (fu - di)[None, :] + gy[rows, cols] * (fv - dj)[:, None]
-
-    su, sv = _fade(fu)[None, :], _fade(fv)[:, None]
-    n00, n10, n01, n11 = corner(0, 0), corner(1, 0), corner(0, 1), corner(1, 1)
-    a = n00 + su * (n10 - n00)
-    b = n01 + su * (n11 - n01)
-    return a + sv * (b - a)
+    angle = rng.uniform(0.0, 2.0 * np.pi, size=(int(np.floor(v[-1])) + 2, int(np.floor(u[-1])) + 2))
+    out = np.empty((y.size, x.size))
+    _perlin_on_grid(np.cos(angle), np.sin(angle), np.ascontiguousarray(u, dtype=np.float64),
+                    np.ascontiguousarray(v, dtype=np.float64), out)
+    return out
 
 
 def _fractal_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelengths, amplitudes,
