@@ -1,6 +1,7 @@
-# make run   : create .venv if needed, install the project, run the demo
+# make run   : create .venv if needed, install the project, run the scripted DBW drive and the
+#              baseline controllers in both environments
 # make test  : create .venv if needed, install the project with its test tools, run the test suite
-# make bench : create .venv if needed, install the project, print the performance table
+# make bench : create .venv if needed, install the project, print the simulator and environment tables
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -19,12 +20,15 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(PY) -m acres_gym.demo
+	$(PY) -m agents.evaluate --episodes 3 --env acres_gym/RangerSpeedTracking-v0
+	$(PY) -m agents.evaluate --episodes 3 --env acres_gym/RangerPathFollowing-v0
 
 test: $(STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
 	$(PY) -m acres_gym.bench
+	$(PY) -m envs.bench --seconds 1
 
 validate: $(STAMP)
 	$(PY) -m acres_gym.validate

@@ -5,6 +5,7 @@ batched jitted core (``RangerSim``), the DBW commands and reports (``acres_gym.d
 (``torque``, ``slip``, ``ackermann``), the validation table (``python -m acres_gym.validate``).
 """
 
+from acres_gym import registration as _registration  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.constants import DT_S, PHYSICS_HZ
 from acres_gym.model.curves import ackermann, slip, torque
 from acres_gym.params import finalize_parameters, load_vehicle, set_parameter

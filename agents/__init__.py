@@ -1,0 +1,7 @@
+"""Controllers for the acres_gym environments.
+
+- ``agents.baselines``: the vehicle's ULC with pure-pursuit steering, a PID on the pedals;
+- ``agents.sb3_models``: PPO / SAC from a training config, trained models as ``policy(obs)``;
+- ``agents.evaluate``: seeded evaluation and baseline-against-learned comparison
+  (``python -m agents.evaluate``).
+"""

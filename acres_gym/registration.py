@@ -1,0 +1,65 @@
+"""Gymnasium registration of the acres_gym environments (run by ``import acres_gym``).
+
+Ids carry a version; a change of behaviour gets a new version instead of changing an existing one. Entry
+points are strings, so registering imports nothing from ``envs``:
+
+=================================== ====================================== =================================
+id                                  entry point                            vector entry point
+=================================== ====================================== =================================
+``acres_gym/RangerSpeedTracking-v0`` ``envs.tasks:RangerSpeedTracking``    ``envs.tasks:RangerSpeedTrackingVector``
+``acres_gym/RangerPathFollowing-v0`` ``envs.tasks:RangerPathFollowing``    ``envs.tasks:RangerPathFollowingVector``
+=================================== ====================================== =================================
+
+``max_episode_steps`` is read from the task config (``configs/tasks/<name>.yaml``: ``max_episode_s`` x
+``control_hz``), so the ``TimeLimit`` that ``gymnasium.make`` adds ends the episode where the environment
+itself truncates it. A config that changes the episode length needs ``max_episode_steps=`` passed to
+``gymnasium.make`` as well (the environment warns when they differ)::
+
+    import gymnasium
+    import acres_gym  # noqa: F401  (registers the ids)
+
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v0", render_mode="rgb_array")
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v0", num_envs=16,
+                              vectorization_mode="vector_entry_point")
+"""
+
+from __future__ import annotations
+
+from acres_gym import paths
+
+NAMESPACE = "acres_gym"
+
+# id -> (task config name, entry point, vector entry point)
+ENVIRONMENTS: dict[str, tuple[str, str, str]] = {
+    f"{NAMESPACE}/RangerSpeedTracking-v0": ("speed_tracking", "envs.tasks:RangerSpeedTracking",
+                                            "envs.tasks:RangerSpeedTrackingVector"),
+    f"{NAMESPACE}/RangerPathFollowing-v0": ("path_following", "envs.tasks:RangerPathFollowing",
+                                            "envs.tasks:RangerPathFollowingVector"),
+}
+
+
+def episode_steps(task_config: str) -> int | None:
+    """``max_episode_s`` x ``control_hz`` of a task config under ``configs/tasks`` (None if unreadable)."""
+    path = paths.config_dir() / "tasks" / f"{task_config}.yaml"
+    try:
+        import yaml
+
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return int(round(float(data.get("max_episode_s", 30.0)) * int(data.get("control_hz", 20))))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def register_envs() -> list[str]:
+    """Register every acres_gym id not registered yet; returns the ids."""
+    from gymnasium.envs.registration import register, registry
+
+    for env_id, (task_config, entry_point, vector_entry_point) in ENVIRONMENTS.items():
+        if env_id in registry:
+            continue
+        register(id=env_id, entry_point=entry_point, vector_entry_point=vector_entry_point,
+                 max_episode_steps=episode_steps(task_config), disable_env_checker=False)
+    return list(ENVIRONMENTS)
+
+
+register_envs()

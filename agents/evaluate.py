@@ -1,0 +1,144 @@
+"""Evaluation of policies over seeded episodes, and a baseline-against-learned comparison.
+
+``evaluate(policy_factory, env_id, episodes=8, seed=0)`` runs ``episodes`` episodes (episode ``k`` seeded
+``seed + k``, as ``env.reset(seed=seed + k)`` of a single environment) in native vector environments of up
+to ``batch`` vehicles, each vehicle's first episode counting, and returns the mean and per-episode
+figures: return, speed RMSE (m/s, true forward speed against the target), lateral RMSE (m, rear-axle
+midpoint from the path), fuel per km (g/km; and L/100 km), distance, failures (rollover, divergence, off
+course or off terrain) and the share of episodes that ended early.
+
+A policy factory is ``callable(venv) -> policy`` with ``policy(obs) -> actions`` for a batch and an optional
+``policy.reset(rows)``: ``lambda venv: UlcPurePursuit(venv)`` or ``SB3Policy.factory(model, ...)``.
+
+``compare({name: (factory, action_mode or None)}, env_id, ...)`` evaluates several on the same seeds and
+``format_table`` prints them.
+
+Command line: ``python -m agents.evaluate --env acres_gym/RangerSpeedTracking-v0 --episodes 8`` compares
+the two classical baselines (``--model runs/x/model.zip`` adds a trained model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+import acres_gym  # noqa: F401  (registers the ids)
+from agents.baselines import baseline_action_mode, make_baseline
+
+FIGURES = ("episode_return", "episode_steps", "speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km", "distance_m",
+           "fuel_used_g")
+FUEL_DENSITY_KG_L = 0.745
+
+
+def make_vector_env(env_id: str, num_envs: int, config: Mapping | None = None, action_mode: str | None = None,
+                    autoreset_mode: str = "NextStep"):
+    """The native vector env of a registered id, with config overrides (and an action mode)."""
+    config = dict(config or {})
+    if action_mode is not None:
+        config["action_mode"] = action_mode
+    return gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point",
+                              config=config, autoreset_mode=autoreset_mode)
+
+
+def evaluate(policy_factory: Callable[[Any], Callable], env_id: str, episodes: int = 8, seed: int = 0,
+             config: Mapping | None = None, action_mode: str | None = None, batch: int = 16) -> dict[str, Any]:
+    """Evaluate a policy over ``episodes`` seeded episodes (see the module docstring)."""
+    if episodes < 1:
+        raise ValueError(f"episodes = {episodes}: expected at least 1")
+    per_episode: list[dict[str, float]] = []
+    t0 = time.perf_counter()
+    steps = 0
+    for start in range(0, episodes, batch):
+        n = min(batch, episodes - start)
+        venv = make_vector_env(env_id, n, config, action_mode)
+        try:
+            policy = policy_factory(venv)
+            obs, _ = venv.reset(seed=seed + start)
+            if hasattr(policy, "reset"):
+                policy.reset(np.ones(n, dtype=bool))
+            done = np.zeros(n, dtype=bool)
+            results: list[dict[str, float] | None] = [None] * n
+            while not done.all():
+                obs, _r, terminated, truncated, info = venv.step(policy(obs))
+                steps += int((~done).sum())
+                ended = (terminated | truncated) & ~done
+                for i in np.flatnonzero(ended):
+                    row = {k: float(info[k][i]) for k in FIGURES}
+                    for flag in ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete"):
+                        row[flag] = float(info[flag][i])
+                    row["failed"] = float(max(row["rolled_over"], row["diverged"], row["off_course"],
+                                              row["off_terrain"]))
+                    row["early_end"] = float(bool(terminated[i]))
+                    row["seed"] = seed + start + int(i)
+                    results[i] = row
+                done |= ended
+                if hasattr(policy, "reset") and ended.any():
+                    policy.reset(ended)
+            per_episode.extend(r for r in results if r is not None)
+        finally:
+            venv.close()
+    mean = {k: float(np.mean([r[k] for r in per_episode])) for k in per_episode[0] if k != "seed"}
+    mean["l_per_100km"] = mean["fuel_g_per_km"] / 1e3 / FUEL_DENSITY_KG_L * 100.0
+    return {"episodes": episodes, "seed": seed, "mean": mean, "per_episode": per_episode,
+            "wall_s": time.perf_counter() - t0, "steps": steps}
+
+
+def compare(entries: Mapping[str, tuple[Callable, str | None]], env_id: str, episodes: int = 8, seed: int = 0,
+            config: Mapping | None = None, batch: int = 16) -> dict[str, dict[str, Any]]:
+    """Evaluate several policies on the same seeds: ``{name: (factory, action_mode or None)}``."""
+    return {name: evaluate(factory, env_id, episodes, seed, config, mode, batch)
+            for name, (factory, mode) in entries.items()}
+
+
+def baseline_entry(name: str) -> tuple[Callable, str]:
+    """``(factory, action mode)`` of a classical baseline for ``compare``."""
+    return (lambda venv: make_baseline(name, venv)), baseline_action_mode(name)
+
+
+def format_table(results: Mapping[str, Mapping[str, Any]]) -> str:
+    """A printable table of ``compare`` results (means over the episodes)."""
+    cols = (("return", "episode_return", "{:.1f}"), ("speed RMSE m/s", "speed_rmse_mps", "{:.3f}"),
+            ("lateral RMSE m", "lateral_rmse_m", "{:.3f}"), ("fuel g/km", "fuel_g_per_km", "{:.1f}"),
+            ("L/100km", "l_per_100km", "{:.2f}"), ("distance m", "distance_m", "{:.1f}"),
+            ("failed", "failed", "{:.2f}"), ("steps", "episode_steps", "{:.0f}"))
+    header = ["policy"] + [c[0] for c in cols]
+    rows = [[name] + [fmt.format(r["mean"][key]) if math.isfinite(r["mean"][key]) else "nan"
+                      for _, key, fmt in cols] for name, r in results.items()]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+    def line(cells):
+        padded = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        return "  ".join(padded)
+
+    return "\n".join([line(header)] + [line(row) for row in rows])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", default="acres_gym/RangerSpeedTracking-v0")
+    parser.add_argument("--episodes", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=100_000)
+    parser.add_argument("--model", default=None, help="a model.zip saved by train.py (its run directory)")
+    parser.add_argument("--json", default=None, help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    entries = {name: baseline_entry(name) for name in ("ulc_pure_pursuit", "pedal_pid")}
+    if args.model:
+        from agents.sb3_models import load_run_policy
+
+        factory, mode, config = load_run_policy(args.model)
+        entries["learned"] = (factory, mode)
+    results = compare(entries, args.env, args.episodes, args.seed)
+    print(format_table(results))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

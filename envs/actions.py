@@ -1,0 +1,490 @@
+"""Action modes: how an agent's action becomes the DBW messages of one control step.
+
+Every mode writes a batch of ``DbwCommand`` records (``acres_gym.dbw.command``) for N vehicles once per
+control step. The messages a mode uses are **re-sent every step** (their ``*_fresh`` flag set, with
+``system_enable`` and the subsystem's ``enable``), as a real autonomy stack does: the DBW layer drops a
+subsystem whose last message is older than 0.1 s. Subsystems a mode does not use get no messages and stay
+with the driver (pedals released). The gear is not part of the Box modes: on the first control step of
+every episode the environment sends one ``GearCmd`` for H (high range), so the vehicle drives in H
+whatever its default gear.
+
+Box modes take a ``Box(-1, 1, (k,), float32)``; values outside [-1, 1] are clipped, NaN or inf raise a
+``ValueError`` naming the component:
+
+======================== =======================================================================================
+``steer_angle+pedals``   [steering wheel angle, throttle, brake]: angle = a0 x ``steer_max_deg`` (STEER_ANGLE, deg;
+                         default the DBW angle command range ``dbw.steering.command_deg``); throttle % = 100 x
+                         max(a1, 0); brake % = 100 x max(a2, 0) (PEDAL_PERCENT): the negative half of a pedal
+                         axis is the pedal released, so a zero action coasts.
+``pedals``               [pedal]: one signed pedal axis, throttle % = 100 x max(a0, 0), brake % = 100 x max(-a0, 0)
+                         (never both), the steering wheel commanded to ``steer_hold_deg`` (0): the longitudinal
+                         problem alone.
+``curvature+ulc_velocity`` [curvature, speed]: curvature = a0 x ``curvature_max_per_m`` (STEER_CURVATURE, 1/m;
+                         default ``dbw.steering.max_curvature_per_m``, 0.2); the ULC velocity command
+                         ``ulc_speed_min_mps`` + (a1 + 1) / 2 x (``ulc_speed_max_mps`` - ``ulc_speed_min_mps``).
+``steer_angle+ulc_accel`` [steering wheel angle, acceleration]: angle as above; the ULC acceleration command
+                         a1 x ``accel_max_mps2`` for a1 >= 0, a1 x ``decel_max_mps2`` below (m/s^2).
+======================== =======================================================================================
+
+``dbw_command`` is the raw path for classical controllers and recorded logs: a ``Dict`` of command fields
+in ds_dbw units (``steer_mode``, ``steer_cmd``, ``throttle_mode``, ``throttle_cmd``, ``brake_mode``,
+``brake_cmd``, ``gear_cmd``, ``ulc_mode``, ``ulc_cmd``, the rate and limit fields, ...; see
+``DbwCommandMode.FIELDS``). A subsystem whose mode is not NONE gets a message with its enable set; keys left
+out keep their neutral value (mode NONE, rates 0 = firmware default). Mode values are the ds_dbw constants
+and are checked by ``acres_gym.dbw.command.check_commands`` (an unknown mode raises).
+
+``ACTION_MODES`` maps names to classes; ``make_action_mode(name, params, options)`` builds one. A mode
+also offers ``decode(actions)`` (the physical commands of normalised actions) and ``encode(**values)``
+(the inverse, for controllers written in physical units).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+
+from acres_gym.constants import (
+    DRIVE_ALL_WHEEL,
+    DRIVE_TURF,
+    PEDAL_NONE,
+    PEDAL_PERCENT,
+    STEER_ANGLE,
+    STEER_CURVATURE,
+    STEER_NONE,
+    ULC_ACCEL,
+    ULC_NONE,
+    ULC_VELOCITY,
+)
+from acres_gym.dbw.command import GEAR_CMD_MAX, check_commands
+from envs.config import check_keys, number, strip_comments
+
+ULC_VELOCITY_RANGE_MPS = (-7.0, 45.0)  # what the firmware-side decoder accepts
+ULC_ACCEL_RANGE_MPS2 = (-6.0, 3.0)
+
+
+def _where(n: int, v: int, component: str) -> str:
+    return f"action component {component!r}" if n == 1 else f"action of vehicle {v}, component {component!r}"
+
+
+class ActionMode:
+    """Base class: a named mapping from actions to DBW commands for a batch of N vehicles."""
+
+    name: ClassVar[str] = ""
+    components: ClassVar[tuple[str, ...]] = ()
+    option_defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, params: np.record, options: Mapping | None = None) -> None:
+        options = strip_comments(options or {})
+        check_keys(f"action_options (action mode {self.name!r})", options, self.option_defaults)
+        self.params = params
+        self.options = self._resolve({**self.option_defaults, **options})
+
+    def _resolve(self, options: dict) -> dict:
+        return options
+
+    # --- spaces and arrays ---------------------------------------------------------------------------
+    @property
+    def space(self) -> spaces.Space:
+        return spaces.Box(-1.0, 1.0, (len(self.components),), dtype=np.float32)
+
+    @property
+    def flat_dim(self) -> int:
+        """Length of the flat action vector the smoothness terms and ``previous_action`` use."""
+        return len(self.components)
+
+    def to_batch(self, actions: Any, n: int) -> np.ndarray:
+        """Actions of N vehicles as an (N, k) float64 array, checked and clipped to [-1, 1]."""
+        k = len(self.components)
+        a = np.asarray(actions, dtype=np.float64)
+        if a.shape != (n, k):
+            if n == 1 and a.shape == (k,):
+                a = a.reshape(1, k)
+            else:
+                expected = f"({k},)" if n == 1 else f"({n}, {k})"
+                raise ValueError(f"action mode {self.name!r}: expected an action of shape {expected} "
+                                 f"({', '.join(self.components)}), got shape {a.shape}")
+        bad = ~np.isfinite(a)
+        if bad.any():
+            v, c = (int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(f"{_where(n, v, self.components[c])} is {a[v, c]}; actions must be finite numbers "
+                             f"in [-1, 1] (mode {self.name!r})")
+        return np.clip(a, -1.0, 1.0)
+
+    def flat(self, batch: Any) -> np.ndarray:
+        """The (N, k) flat form of a checked batch (the batch itself for Box modes)."""
+        return batch
+
+    # --- commands -----------------------------------------------------------------------------------
+    def write(self, cmd: np.recarray, batch: Any, rows: np.ndarray) -> None:
+        """Write the commands of the vehicles selected by the boolean mask ``rows``."""
+        raise NotImplementedError
+
+    def decode(self, batch: np.ndarray) -> dict[str, np.ndarray]:
+        """The physical commands of an (N, k) batch of normalised actions."""
+        raise NotImplementedError
+
+    def encode(self, **values: Any) -> np.ndarray:
+        """The normalised (N, k) actions for physical commands (the inverse of ``decode``), clipped."""
+        raise NotImplementedError
+
+
+# --- command helpers ---------------------------------------------------------------------------------
+def _header(cmd: np.recarray, rows: np.ndarray) -> None:
+    cmd["system_enable"][rows] = True
+
+
+def _steer(cmd, rows, mode: int, value: np.ndarray, rate: float, accel: float) -> None:
+    cmd["steer_mode"][rows] = mode
+    cmd["steer_cmd"][rows] = value[rows]
+    cmd["steer_rate_deg_s"][rows] = rate
+    cmd["steer_accel_deg_s2"][rows] = accel
+    cmd["steer_enable"][rows] = True
+    cmd["steer_fresh"][rows] = True
+
+
+def _pedals(cmd, rows, throttle_pct: np.ndarray, brake_pct: np.ndarray, options: dict) -> None:
+    cmd["throttle_mode"][rows] = PEDAL_PERCENT
+    cmd["throttle_cmd"][rows] = throttle_pct[rows]
+    cmd["throttle_rate_inc_pct_s"][rows] = options["throttle_rate_inc_pct_s"]
+    cmd["throttle_rate_dec_pct_s"][rows] = options["throttle_rate_dec_pct_s"]
+    cmd["throttle_enable"][rows] = True
+    cmd["throttle_fresh"][rows] = True
+    cmd["brake_mode"][rows] = PEDAL_PERCENT
+    cmd["brake_cmd"][rows] = brake_pct[rows]
+    cmd["brake_rate_inc"][rows] = options["brake_rate_inc_pct_s"]
+    cmd["brake_rate_dec"][rows] = options["brake_rate_dec_pct_s"]
+    cmd["brake_enable"][rows] = True
+    cmd["brake_fresh"][rows] = True
+    _no_ulc(cmd, rows)
+
+
+def _no_pedals(cmd, rows) -> None:
+    cmd["throttle_mode"][rows] = PEDAL_NONE
+    cmd["throttle_enable"][rows] = False
+    cmd["throttle_fresh"][rows] = False
+    cmd["brake_mode"][rows] = PEDAL_NONE
+    cmd["brake_enable"][rows] = False
+    cmd["brake_fresh"][rows] = False
+
+
+def _no_ulc(cmd, rows) -> None:
+    cmd["ulc_mode"][rows] = ULC_NONE
+    cmd["ulc_enable"][rows] = False
+    cmd["ulc_fresh"][rows] = False
+
+
+def _ulc(cmd, rows, mode: int, value: np.ndarray, options: dict) -> None:
+    cmd["ulc_mode"][rows] = mode
+    cmd["ulc_cmd"][rows] = value[rows]
+    cmd["ulc_limit_accel_mps2"][rows] = options["ulc_limit_accel_mps2"]
+    cmd["ulc_limit_decel_mps2"][rows] = options["ulc_limit_decel_mps2"]
+    cmd["ulc_limit_jerk_throttle_mps3"][rows] = options["ulc_limit_jerk_throttle_mps3"]
+    cmd["ulc_limit_jerk_brake_mps3"][rows] = options["ulc_limit_jerk_brake_mps3"]
+    cmd["ulc_coast_decel"][rows] = options["ulc_coast_decel"]
+    cmd["ulc_enable"][rows] = True
+    cmd["ulc_fresh"][rows] = True
+    _no_pedals(cmd, rows)
+
+
+def _rate(where: str, value: Any) -> float:
+    """A rate or limit field: 0 = firmware default, inf = unlimited, else > 0."""
+    if isinstance(value, str) and value.lower() in ("inf", "infinity"):
+        return float("inf")
+    return number(where, value, 0.0)
+
+
+_STEER_OPTIONS = {"steer_rate_deg_s": 0.0, "steer_accel_deg_s2": 0.0}
+_PEDAL_OPTIONS = {"throttle_rate_inc_pct_s": 0.0, "throttle_rate_dec_pct_s": 0.0,
+                  "brake_rate_inc_pct_s": 0.0, "brake_rate_dec_pct_s": 0.0}
+_ULC_OPTIONS = {"ulc_limit_accel_mps2": 0.0, "ulc_limit_decel_mps2": 0.0, "ulc_limit_jerk_throttle_mps3": 0.0,
+                "ulc_limit_jerk_brake_mps3": 0.0, "ulc_coast_decel": False}
+
+
+def _resolve_rates(mode: str, options: dict) -> None:
+    for key in list(_STEER_OPTIONS) + list(_PEDAL_OPTIONS) + list(_ULC_OPTIONS):
+        if key in options and key != "ulc_coast_decel":
+            options[key] = _rate(f"action_options.{key} (mode {mode!r})", options[key])
+    if "ulc_coast_decel" in options and not isinstance(options["ulc_coast_decel"], bool):
+        raise ValueError(f"action_options.ulc_coast_decel = {options['ulc_coast_decel']!r}: expected true/false")
+
+
+def _steer_max(mode: str, options: dict, params) -> float:
+    if options["steer_max_deg"] is None:
+        return float(params.steer_command_deg)
+    return number(f"action_options.steer_max_deg (mode {mode!r})", options["steer_max_deg"], 0.0,
+                  float(params.steer_lock_deg), lo_open=True)
+
+
+def _pedal_pct(a: np.ndarray) -> np.ndarray:
+    return 100.0 * np.maximum(a, 0.0)
+
+
+def _pedal_axis(pct: Any) -> np.ndarray:
+    return np.clip(np.asarray(pct, dtype=np.float64) / 100.0, 0.0, 1.0)
+
+
+ACTION_MODES: dict[str, type[ActionMode]] = {}
+
+
+def register_action_mode(cls: type[ActionMode]) -> type[ActionMode]:
+    """Class decorator: add an action mode to ``ACTION_MODES`` under its ``name``."""
+    ACTION_MODES[cls.name] = cls
+    return cls
+
+
+@register_action_mode
+class SteerAnglePedals(ActionMode):
+    """Steering wheel angle (STEER_ANGLE), throttle and brake pedals (PEDAL_PERCENT)."""
+
+    name = "steer_angle+pedals"
+    components = ("steering_wheel_angle", "throttle", "brake")
+    option_defaults = {"steer_max_deg": None, **_STEER_OPTIONS, **_PEDAL_OPTIONS}
+
+    def _resolve(self, options: dict) -> dict:
+        options["steer_max_deg"] = _steer_max(self.name, options, self.params)
+        _resolve_rates(self.name, options)
+        return options
+
+    def decode(self, batch):
+        return {"steering_wheel_deg": batch[:, 0] * self.options["steer_max_deg"],
+                "throttle_pct": _pedal_pct(batch[:, 1]), "brake_pct": _pedal_pct(batch[:, 2])}
+
+    def encode(self, steering_wheel_deg=0.0, throttle_pct=0.0, brake_pct=0.0):
+        steer = np.asarray(steering_wheel_deg, dtype=np.float64) / self.options["steer_max_deg"]
+        cols = np.broadcast_arrays(np.clip(steer, -1, 1), _pedal_axis(throttle_pct), _pedal_axis(brake_pct))
+        return np.atleast_2d(np.stack(cols, axis=-1))
+
+    def write(self, cmd, batch, rows):
+        d = self.decode(batch)
+        _header(cmd, rows)
+        o = self.options
+        _steer(cmd, rows, STEER_ANGLE, d["steering_wheel_deg"], o["steer_rate_deg_s"], o["steer_accel_deg_s2"])
+        _pedals(cmd, rows, d["throttle_pct"], d["brake_pct"], o)
+
+
+@register_action_mode
+class Pedals(ActionMode):
+    """One signed pedal axis: throttle above 0, brake below (PEDAL_PERCENT); the steering wheel held at
+    ``steer_hold_deg``."""
+
+    name = "pedals"
+    components = ("pedal",)
+    option_defaults = {"steer_hold_deg": 0.0, **_STEER_OPTIONS, **_PEDAL_OPTIONS}
+
+    def _resolve(self, options: dict) -> dict:
+        lim = float(self.params.steer_command_deg)
+        options["steer_hold_deg"] = number("action_options.steer_hold_deg", options["steer_hold_deg"], -lim, lim)
+        _resolve_rates(self.name, options)
+        return options
+
+    def decode(self, batch):
+        return {"steering_wheel_deg": np.full(batch.shape[0], self.options["steer_hold_deg"]),
+                "throttle_pct": _pedal_pct(batch[:, 0]), "brake_pct": _pedal_pct(-batch[:, 0])}
+
+    def encode(self, throttle_pct=0.0, brake_pct=0.0, **_ignored):
+        """The pedal axis of throttle and brake percentages (throttle minus brake)."""
+        pedal = _pedal_axis(throttle_pct) - _pedal_axis(brake_pct)
+        return np.atleast_2d(np.asarray(pedal, dtype=np.float64)[..., None])
+
+    def write(self, cmd, batch, rows):
+        d = self.decode(batch)
+        _header(cmd, rows)
+        o = self.options
+        _steer(cmd, rows, STEER_ANGLE, d["steering_wheel_deg"], o["steer_rate_deg_s"], o["steer_accel_deg_s2"])
+        _pedals(cmd, rows, d["throttle_pct"], d["brake_pct"], o)
+
+
+@register_action_mode
+class CurvatureUlcVelocity(ActionMode):
+    """Path curvature (STEER_CURVATURE) and a ULC velocity command (ULC_VELOCITY)."""
+
+    name = "curvature+ulc_velocity"
+    components = ("curvature", "ulc_speed")
+    option_defaults = {"curvature_max_per_m": None, "ulc_speed_min_mps": 0.0, "ulc_speed_max_mps": 12.0,
+                       **_STEER_OPTIONS, **_ULC_OPTIONS}
+
+    def _resolve(self, options: dict) -> dict:
+        kmax = float(self.params.max_curvature_per_m)
+        if options["curvature_max_per_m"] is None:
+            options["curvature_max_per_m"] = kmax
+        options["curvature_max_per_m"] = number("action_options.curvature_max_per_m",
+                                                options["curvature_max_per_m"], 0.0, kmax, lo_open=True)
+        lo, hi = ULC_VELOCITY_RANGE_MPS
+        options["ulc_speed_min_mps"] = number("action_options.ulc_speed_min_mps", options["ulc_speed_min_mps"],
+                                              lo, hi)
+        options["ulc_speed_max_mps"] = number("action_options.ulc_speed_max_mps", options["ulc_speed_max_mps"],
+                                              options["ulc_speed_min_mps"], hi, lo_open=True)
+        _resolve_rates(self.name, options)
+        return options
+
+    def decode(self, batch):
+        o = self.options
+        span = o["ulc_speed_max_mps"] - o["ulc_speed_min_mps"]
+        return {"curvature_per_m": batch[:, 0] * o["curvature_max_per_m"],
+                "ulc_speed_mps": o["ulc_speed_min_mps"] + 0.5 * (batch[:, 1] + 1.0) * span}
+
+    def encode(self, curvature_per_m=0.0, ulc_speed_mps=0.0):
+        o = self.options
+        span = o["ulc_speed_max_mps"] - o["ulc_speed_min_mps"]
+        a0 = np.asarray(curvature_per_m, dtype=np.float64) / o["curvature_max_per_m"]
+        a1 = 2.0 * (np.asarray(ulc_speed_mps, dtype=np.float64) - o["ulc_speed_min_mps"]) / span - 1.0
+        cols = np.broadcast_arrays(np.clip(a0, -1, 1), np.clip(a1, -1, 1))
+        return np.atleast_2d(np.stack(cols, axis=-1))
+
+    def write(self, cmd, batch, rows):
+        d = self.decode(batch)
+        _header(cmd, rows)
+        o = self.options
+        _steer(cmd, rows, STEER_CURVATURE, d["curvature_per_m"], o["steer_rate_deg_s"], o["steer_accel_deg_s2"])
+        _ulc(cmd, rows, ULC_VELOCITY, d["ulc_speed_mps"], o)
+
+
+@register_action_mode
+class SteerAngleUlcAccel(ActionMode):
+    """Steering wheel angle (STEER_ANGLE) and a ULC acceleration command (ULC_ACCEL)."""
+
+    name = "steer_angle+ulc_accel"
+    components = ("steering_wheel_angle", "ulc_accel")
+    option_defaults = {"steer_max_deg": None, "accel_max_mps2": 2.0, "decel_max_mps2": 4.0,
+                       **_STEER_OPTIONS, **_ULC_OPTIONS}
+
+    def _resolve(self, options: dict) -> dict:
+        options["steer_max_deg"] = _steer_max(self.name, options, self.params)
+        lo, hi = ULC_ACCEL_RANGE_MPS2
+        options["accel_max_mps2"] = number("action_options.accel_max_mps2", options["accel_max_mps2"], 0.0, hi,
+                                           lo_open=True)
+        options["decel_max_mps2"] = number("action_options.decel_max_mps2", options["decel_max_mps2"], 0.0, -lo,
+                                           lo_open=True)
+        _resolve_rates(self.name, options)
+        return options
+
+    def decode(self, batch):
+        o = self.options
+        a = batch[:, 1]
+        return {"steering_wheel_deg": batch[:, 0] * o["steer_max_deg"],
+                "ulc_accel_mps2": np.where(a >= 0.0, a * o["accel_max_mps2"], a * o["decel_max_mps2"])}
+
+    def encode(self, steering_wheel_deg=0.0, ulc_accel_mps2=0.0):
+        o = self.options
+        acc = np.asarray(ulc_accel_mps2, dtype=np.float64)
+        a1 = np.where(acc >= 0.0, acc / o["accel_max_mps2"], acc / o["decel_max_mps2"])
+        a0 = np.asarray(steering_wheel_deg, dtype=np.float64) / o["steer_max_deg"]
+        cols = np.broadcast_arrays(np.clip(a0, -1, 1), np.clip(a1, -1, 1))
+        return np.atleast_2d(np.stack(cols, axis=-1))
+
+    def write(self, cmd, batch, rows):
+        d = self.decode(batch)
+        _header(cmd, rows)
+        o = self.options
+        _steer(cmd, rows, STEER_ANGLE, d["steering_wheel_deg"], o["steer_rate_deg_s"], o["steer_accel_deg_s2"])
+        _ulc(cmd, rows, ULC_ACCEL, d["ulc_accel_mps2"], o)
+
+
+@register_action_mode
+class DbwCommandMode(ActionMode):
+    """Raw DBW command fields (ds_dbw units) in a ``Dict`` space, for classical controllers and logs."""
+
+    name = "dbw_command"
+    components = ()
+    option_defaults = {}
+    INF = np.inf
+    # field -> space; modes are the ds_dbw constants (checked by check_commands)
+    FIELDS: ClassVar[dict[str, spaces.Space]] = {
+        "system_enable": spaces.Discrete(2),
+        "steer_mode": spaces.Discrete(15),
+        "steer_cmd": spaces.Box(-1000.0, 1000.0, (), np.float64),
+        "steer_rate_deg_s": spaces.Box(0.0, np.inf, (), np.float64),
+        "steer_accel_deg_s2": spaces.Box(0.0, np.inf, (), np.float64),
+        "throttle_mode": spaces.Discrete(15),
+        "throttle_cmd": spaces.Box(0.0, 100.0, (), np.float64),
+        "throttle_rate_inc_pct_s": spaces.Box(0.0, np.inf, (), np.float64),
+        "throttle_rate_dec_pct_s": spaces.Box(0.0, np.inf, (), np.float64),
+        "brake_mode": spaces.Discrete(15),
+        "brake_cmd": spaces.Box(0.0, 1000.0, (), np.float64),
+        "brake_rate_inc": spaces.Box(0.0, np.inf, (), np.float64),
+        "brake_rate_dec": spaces.Box(0.0, np.inf, (), np.float64),
+        "gear_cmd": spaces.Discrete(GEAR_CMD_MAX + 1),
+        "ulc_mode": spaces.Discrete(3),
+        "ulc_cmd": spaces.Box(ULC_VELOCITY_RANGE_MPS[0], ULC_VELOCITY_RANGE_MPS[1], (), np.float64),
+        "ulc_limit_accel_mps2": spaces.Box(0.0, np.inf, (), np.float64),
+        "ulc_limit_decel_mps2": spaces.Box(0.0, np.inf, (), np.float64),
+        "ulc_limit_jerk_throttle_mps3": spaces.Box(0.0, np.inf, (), np.float64),
+        "ulc_limit_jerk_brake_mps3": spaces.Box(0.0, np.inf, (), np.float64),
+        "ulc_coast_decel": spaces.Discrete(2),
+        "drive_mode": spaces.Discrete(DRIVE_ALL_WHEEL - DRIVE_TURF + 1, start=DRIVE_TURF),
+    }
+    NEUTRAL: ClassVar[dict[str, Any]] = {"system_enable": 1, "drive_mode": DRIVE_ALL_WHEEL}
+
+    @property
+    def space(self) -> spaces.Space:
+        return spaces.Dict(dict(self.FIELDS))
+
+    @property
+    def flat_dim(self) -> int:
+        return 0
+
+    def to_batch(self, actions: Any, n: int) -> dict[str, np.ndarray]:
+        if not isinstance(actions, Mapping):
+            raise ValueError(f"action mode 'dbw_command': expected a dict of command fields "
+                             f"({', '.join(self.FIELDS)}), got {type(actions).__name__}")
+        check_keys("dbw_command action", actions, self.FIELDS)
+        out: dict[str, np.ndarray] = {}
+        for key, space in self.FIELDS.items():
+            default = self.NEUTRAL.get(key, 0)
+            value = np.asarray(actions.get(key, default))
+            if value.ndim == 0 or (n == 1 and value.shape == (1,)):
+                value = np.broadcast_to(value.reshape(()), (n,))
+            if value.shape != (n,):
+                raise ValueError(f"dbw_command action field {key!r}: expected shape {'()' if n == 1 else (n,)}, "
+                                 f"got {value.shape}")
+            if isinstance(space, spaces.Box):
+                value = value.astype(np.float64)
+                if np.isnan(value).any():
+                    v = int(np.flatnonzero(np.isnan(value))[0])
+                    raise ValueError(f"{_where(n, v, key)} is nan; DBW command fields must be numbers "
+                                     "(rates and limits: 0 = firmware default, inf = unlimited)")
+                if key in ("steer_cmd", "throttle_cmd", "brake_cmd", "ulc_cmd") and np.isinf(value).any():
+                    v = int(np.flatnonzero(np.isinf(value))[0])
+                    raise ValueError(f"{_where(n, v, key)} is {value[v]}; setpoints must be finite")
+            else:
+                if value.dtype.kind == "f" and not np.isfinite(value).all():
+                    v = int(np.flatnonzero(~np.isfinite(value))[0])
+                    raise ValueError(f"{_where(n, v, key)} is {value[v]}; expected an integer")
+                value = value.astype(np.int64)
+            out[key] = value
+        return out
+
+    def flat(self, batch):
+        return np.zeros((len(batch["steer_mode"]), 0))
+
+    def decode(self, batch):
+        return dict(batch)
+
+    def encode(self, **values):
+        return dict(values)
+
+    def write(self, cmd, batch, rows):
+        for key, value in batch.items():
+            if key in ("system_enable", "ulc_coast_decel"):
+                cmd[key][rows] = value[rows].astype(bool)
+            else:
+                cmd[key][rows] = value[rows]
+        cmd["steer_enable"][rows] = batch["steer_mode"][rows] != STEER_NONE
+        cmd["steer_fresh"][rows] = True
+        cmd["throttle_enable"][rows] = batch["throttle_mode"][rows] != PEDAL_NONE
+        cmd["throttle_fresh"][rows] = True
+        cmd["brake_enable"][rows] = batch["brake_mode"][rows] != PEDAL_NONE
+        cmd["brake_fresh"][rows] = True
+        cmd["ulc_enable"][rows] = batch["ulc_mode"][rows] != ULC_NONE
+        cmd["ulc_fresh"][rows] = True
+        check_commands(cmd[rows])
+
+
+def make_action_mode(name: str, params: np.record, options: Mapping | None = None) -> ActionMode:
+    """The action mode called ``name`` for a vehicle with parameters ``params``."""
+    if name not in ACTION_MODES:
+        raise ValueError(f"action_mode = {name!r}; known action modes: {', '.join(ACTION_MODES)}")
+    return ACTION_MODES[name](params, options)

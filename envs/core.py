@@ -1,0 +1,314 @@
+"""``RangerBatch``: the engine behind ``RangerEnv`` (N = 1) and ``RangerVectorEnv`` (N vehicles).
+
+One object holds a ``RangerSim`` of N vehicles and, vectorised over them, the action mode, the task, the
+reward terms, the observation builder and the randomisation. A control step is one ``RangerSim.step``
+call for all N vehicles (``120 / control_hz`` physics ticks); everything else is numpy over the N axis,
+once per control step. Vehicles are independent: vehicle ``i`` of a batch computes exactly what a batch
+of one computes for the same seeds and actions.
+
+Seeds: ``reset_rows(rows, seeds)`` takes one integer episode seed per vehicle (the environments draw it
+from their Gymnasium generator); the episode's draws come from independent streams spawned from it
+(``numpy.random.SeedSequence``): task, terrain, patches, soil, vehicle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from acres_gym.constants import GEAR_HIGH, GEAR_NONE, PHYSICS_HZ
+from acres_gym.dbw.reports import dbw_reports
+from acres_gym.sim import RangerSim
+from envs.actions import make_action_mode
+from envs.config import resolve_top_level
+from envs.observations import Frame, Layout, ObservationBuilder
+from envs.randomization import Randomizer
+from envs.rewards import RewardSet, StepContext
+from envs.task_logic import make_task
+
+STREAMS = ("task", "terrain", "patches", "soil", "vehicle")
+TERRAIN_MARGIN_M = 2.0
+STATUS_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
+
+
+def body_kinematics(state, params) -> dict[str, np.ndarray]:
+    """Roll, pitch, yaw (ZYX), forward speed of the CG, body yaw rate and the rear-axle midpoint's
+    world (x, y) of N vehicles, vectorised (rad, m/s, rad/s, m)."""
+    q = np.asarray(state["orientation_wxyz"], dtype=np.float64)
+    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    r00 = 1.0 - 2.0 * (y * y + z * z)
+    r01 = 2.0 * (x * y - w * z)
+    r02 = 2.0 * (x * z + w * y)
+    r10 = 2.0 * (x * y + w * z)
+    r11 = 1.0 - 2.0 * (x * x + z * z)
+    r12 = 2.0 * (y * z - w * x)
+    r20 = 2.0 * (x * z - w * y)
+    r21 = 2.0 * (y * z + w * x)
+    r22 = 1.0 - 2.0 * (x * x + y * y)
+    v = np.asarray(state["velocity_mps"], dtype=np.float64)
+    speed = r00 * v[:, 0] + r10 * v[:, 1] + r20 * v[:, 2]
+    cf, cl, ch = params["cg_forward_m"], params["cg_left_m"], params["cg_height_m"]
+    pos = np.asarray(state["position_m"], dtype=np.float64)
+    return {
+        "roll": np.arctan2(r21, r22),
+        "pitch": np.arcsin(np.clip(-r20, -1.0, 1.0)),
+        "yaw": np.arctan2(r10, r00),
+        "speed": speed,
+        "yaw_rate": np.asarray(state["angular_velocity_rad_s"], dtype=np.float64)[:, 2].copy(),
+        "axle_x": pos[:, 0] - (r00 * cf + r01 * cl + r02 * ch),
+        "axle_y": pos[:, 1] - (r10 * cf + r11 * cl + r12 * ch),
+    }
+
+
+class RangerBatch:
+    """N vehicles running one task config (see the module docstring)."""
+
+    def __init__(self, config: Mapping, n: int, max_steps: int | None = None) -> None:
+        self.config = resolve_top_level(config)
+        c = self.config
+        self.n = int(n)
+        self.control_hz = c["control_hz"]
+        self.ticks_per_step = PHYSICS_HZ // self.control_hz
+        self.dt_s = self.ticks_per_step / PHYSICS_HZ
+        self.max_steps = max(1, int(round(c["max_episode_s"] * self.control_hz)))
+        if max_steps is not None:
+            if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+                raise ValueError(f"max_episode_steps = {max_steps!r}: expected a positive integer")
+            self.max_steps = min(self.max_steps, int(max_steps))
+        self.randomizer = Randomizer(c["randomization"], self.n, c["vehicle"], c["vehicle_overrides"])
+        self.sim = RangerSim(self.n, params=self.randomizer.base_params, terrain=self.randomizer.initial_stack())
+        self.task = make_task(c["task"], self.n, self.dt_s, self.max_steps, c["task_options"])
+        self.action_mode = make_action_mode(c["action_mode"], self.sim.params[0], c["action_options"])
+        self.rewards = RewardSet(c["rewards"])
+        layout = Layout(action_dim=self.action_mode.flat_dim,
+                        speed_points=1 + len(self.task.options["speed_preview_s"]),
+                        path_points=len(self.task.options["path_preview_m"]),
+                        steer_lock_deg=float(self.sim.params.steer_lock_deg[0]))
+        self.observer = ObservationBuilder(c["observations"], layout)
+        self.observation_space = self.observer.space
+        self.action_space = self.action_mode.space
+        self.extent = self.randomizer.extent
+
+        n, k = self.n, self.action_mode.flat_dim
+        self.steps = np.zeros(n, dtype=np.int64)
+        self.previous_action = np.zeros((n, k))
+        self.gear_pending = np.zeros(n, dtype=bool)
+        self.s_prev = np.zeros(n)
+        self.episode_seed = np.zeros(n, dtype=np.int64)
+        self.summaries: list[dict[str, Any]] = [{} for _ in range(n)]
+        self.stats = {key: np.zeros(n) for key in ("return", "speed_sq", "lateral_sq", "fuel0_kg", "distance_m")}
+        self.flags = {key: np.zeros(n, dtype=bool) for key in STATUS_FLAGS}
+        self.last_reward = np.zeros(n)
+        self.last_terms: dict[str, np.ndarray] = {name: np.zeros(n) for name in self.rewards.names}
+        self.frame: Frame | None = None
+
+    # --- resolved config -----------------------------------------------------------------------------
+    def resolved_config(self) -> dict:
+        """The full config with every default filled in (what reproduces this environment)."""
+        c = dict(self.config)
+        c["task_options"] = dict(self.task.options)
+        c["action_options"] = dict(self.action_mode.options)
+        c["observations"] = list(self.observer.names)
+        c["rewards"] = dict(self.rewards.resolved)
+        c["randomization"] = self.randomizer.resolved()
+        return c
+
+    # --- reset ---------------------------------------------------------------------------------------
+    def reset_rows(self, rows: np.ndarray, seeds: Sequence[int]) -> None:
+        """Start new episodes for the vehicles in the boolean mask ``rows`` with one integer seed each
+        (in row order)."""
+        idx = np.flatnonzero(rows)
+        if len(seeds) != idx.size:
+            raise ValueError(f"reset_rows: {idx.size} vehicles but {len(seeds)} seeds")
+        xs, ys, yaws = np.zeros(idx.size), np.zeros(idx.size), np.zeros(idx.size)
+        for k, (i, seed) in enumerate(zip(idx, seeds, strict=True)):
+            streams = np.random.SeedSequence(int(seed)).spawn(len(STREAMS))
+            rngs = {name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)}
+            xs[k], ys[k], yaws[k] = self.task.draw(int(i), rngs["task"])
+            draw = self.randomizer.draw(int(i), rngs, (xs[k], ys[k]))
+            self.randomizer.apply(self.sim, int(i), draw)
+            self.summaries[i] = {**draw.summary, **self.task.episode_summary[i], "episode_seed": int(seed)}
+            self.episode_seed[i] = int(seed)
+        self.sim.reset(indices=idx, x_m=xs, y_m=ys, yaw_rad=yaws, terrain_index=idx)
+        self.steps[rows] = 0
+        self.previous_action[rows] = 0.0
+        self.gear_pending[rows] = True
+        for arr in self.stats.values():
+            arr[rows] = 0.0
+        self.stats["fuel0_kg"][rows] = self.sim.state.fuel_used_kg[rows]
+        for arr in self.flags.values():
+            arr[rows] = False
+        self.last_reward[rows] = 0.0
+        for arr in self.last_terms.values():
+            arr[rows] = 0.0
+        kin = body_kinematics(self.sim.state, self.sim.params)
+        self.task.locate(kin["axle_x"], kin["axle_y"], rows, restart=True)
+        self.rewards.reset(rows)
+        self.frame = self._frame(kin)
+        self.s_prev[rows] = self.frame.task.s_m[rows]
+
+    # --- step ----------------------------------------------------------------------------------------
+    def step(self, actions: Any, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One control step of all vehicles. ``active`` (boolean mask, default all) selects the vehicles
+        whose actions count; the others get no messages this step (the vector env restores them).
+        Returns (reward, terminated, truncated), arrays over N."""
+        n = self.n
+        rows = np.ones(n, dtype=bool) if active is None else np.asarray(active, dtype=bool)
+        batch = self.action_mode.to_batch(actions, n)
+        flat = self.action_mode.flat(batch)
+        cmd = self.sim.commands.view(np.ndarray)  # field access without recarray overhead
+        self.action_mode.write(cmd, batch, rows)
+        gear = rows & self.gear_pending & (cmd["gear_cmd"] == GEAR_NONE)
+        cmd["gear_cmd"][gear] = GEAR_HIGH
+        state = self.sim.state.view(np.ndarray)
+        fuel_before = state["fuel_used_kg"].copy()
+        x0 = self.frame.axle_x_m.copy()
+        y0 = self.frame.axle_y_m.copy()
+
+        self.sim.step(self.ticks_per_step)
+
+        cmd["gear_cmd"][:] = GEAR_NONE
+        self.gear_pending[rows] = False
+        self.steps[rows] += 1
+        kin = body_kinematics(state, self.sim.params.view(np.ndarray))
+        self.task.locate(kin["axle_x"], kin["axle_y"], rows)
+        previous = self.previous_action.copy()
+        self.frame = frame = self._frame(kin, previous_action=np.where(rows[:, None], flat, previous))
+        t = frame.task
+        diverged = state["diverged"].astype(bool)
+        rolled = state["rolled_over"].astype(bool)
+        x0_, x1_, y0_, y1_ = self.extent
+        ax, ay = frame.axle_x_m, frame.axle_y_m
+        off_terrain = ~((ax > x0_ + TERRAIN_MARGIN_M) & (ax < x1_ - TERRAIN_MARGIN_M)
+                        & (ay > y0_ + TERRAIN_MARGIN_M) & (ay < y1_ - TERRAIN_MARGIN_M))
+        off_terrain &= ~diverged
+        off_course = (t.off_course | off_terrain) & ~diverged
+        complete = t.path_complete & ~diverged
+        terminated = rolled | diverged | off_course | complete
+        truncated = (self.steps >= self.max_steps) & ~terminated
+
+        def finite(x):
+            return np.where(np.isfinite(x), x, 0.0)
+
+        progress = finite(t.s_m - self.s_prev)
+        distance = finite(np.hypot(ax - x0, ay - y0))
+        speed = finite(frame.speed_mps)
+        target = t.target_speed[:, 0]
+        lateral = finite(t.lateral_error_m)
+        ctx = StepContext(
+            dt_s=self.dt_s, speed_mps=speed, target_speed_mps=target, lateral_error_m=lateral,
+            heading_error_rad=finite(t.heading_error_rad), progress_m=progress, distance_m=distance,
+            fuel_step_kg=finite(state["fuel_used_kg"] - fuel_before), action=flat, previous_action=previous,
+            rolled_over=rolled, diverged=diverged, off_course=off_course, terminated=terminated,
+        )
+        reward, terms = self.rewards.compute(ctx)
+        reward = np.where(rows, finite(reward), 0.0)
+        terms = {k: np.where(rows, finite(v), 0.0) for k, v in terms.items()}
+
+        self.s_prev = np.where(rows, finite(t.s_m), self.s_prev)
+        self.previous_action[rows] = flat[rows]
+        st = self.stats
+        st["return"][rows] += reward[rows]
+        st["speed_sq"][rows] += (speed - target)[rows] ** 2
+        st["lateral_sq"][rows] += lateral[rows] ** 2
+        st["distance_m"][rows] += distance[rows]
+        for key, value in (("rolled_over", rolled), ("diverged", diverged), ("off_course", t.off_course & ~diverged),
+                           ("off_terrain", off_terrain), ("path_complete", complete)):
+            self.flags[key][rows] = value[rows]
+        self.last_reward[rows] = reward[rows]
+        for key, value in terms.items():
+            self.last_terms[key][rows] = value[rows]
+        return reward, np.where(rows, terminated, False), np.where(rows, truncated, False)
+
+    # --- frames, observations, infos -----------------------------------------------------------------
+    def _frame(self, kin: dict[str, np.ndarray], previous_action: np.ndarray | None = None) -> Frame:
+        state = self.sim.state.view(np.ndarray)
+        task = self.task.measure(kin["axle_x"], kin["axle_y"], kin["yaw"], self.steps)
+        return Frame(
+            reports=dbw_reports(self.sim.params.view(np.ndarray), state), speed_mps=kin["speed"], roll_rad=kin["roll"],
+            pitch_rad=kin["pitch"], yaw_rad=kin["yaw"], yaw_rate_rad_s=kin["yaw_rate"], axle_x_m=kin["axle_x"],
+            axle_y_m=kin["axle_y"], task=task,
+            previous_action=self.previous_action.copy() if previous_action is None else previous_action,
+            brake_max_bar=self.sim.params.view(np.ndarray)["brake_max_bar"].astype(np.float64),
+        )
+
+    def observe(self) -> dict[str, np.ndarray]:
+        """Observations of all vehicles from the last frame: ``{name: (N, ...) float32}``."""
+        return self.observer.build(self.frame)
+
+    def infos(self) -> dict[str, np.ndarray]:
+        """Per-vehicle information after the last reset or step, arrays over N (see ``RangerEnv``)."""
+        f = self.frame
+        t = f.task
+        st = self.stats
+        steps = np.maximum(self.steps, 1)
+        fuel_g = 1e3 * (np.asarray(self.sim.state.fuel_used_kg) - st["fuel0_kg"])
+        km = st["distance_m"] / 1e3
+        info = {
+            "time_s": self.steps * self.dt_s,
+            "speed_mps": np.where(np.isfinite(f.speed_mps), f.speed_mps, 0.0),
+            "target_speed_mps": t.target_speed[:, 0].copy(),
+            "lateral_error_m": np.where(np.isfinite(t.lateral_error_m), t.lateral_error_m, 0.0),
+            "heading_error_rad": np.where(np.isfinite(t.heading_error_rad), t.heading_error_rad, 0.0),
+            "distance_m": st["distance_m"].copy(),
+            "fuel_used_g": np.where(np.isfinite(fuel_g), fuel_g, 0.0),
+            "episode_return": st["return"].copy(),
+            "episode_steps": self.steps.copy(),
+            "speed_rmse_mps": np.sqrt(st["speed_sq"] / steps),
+            "lateral_rmse_m": np.sqrt(st["lateral_sq"] / steps),
+            "fuel_g_per_km": np.where(km > 1e-3, fuel_g / np.maximum(km, 1e-3), 0.0),
+            "reward_terms": {k: v.copy() for k, v in self.last_terms.items()},
+        }
+        for key, value in self.flags.items():
+            info[key] = value.copy()
+        return info
+
+    def info_of(self, infos: Mapping[str, Any], i: int) -> dict[str, Any]:
+        """The info dict of vehicle ``i`` with Python scalars."""
+        out: dict[str, Any] = {}
+        for key, value in infos.items():
+            if isinstance(value, Mapping):
+                out[key] = {k: float(v[i]) for k, v in value.items()}
+            elif value.dtype == bool:
+                out[key] = bool(value[i])
+            elif value.dtype.kind in "iu":
+                out[key] = int(value[i])
+            else:
+                out[key] = float(value[i])
+        return out
+
+    # --- state snapshots (vector env autoreset) -------------------------------------------------------
+    def snapshot(self, rows: np.ndarray) -> dict[str, Any]:
+        """Copies of everything a control step changes, for the vehicles in ``rows``."""
+        return {
+            "rows": rows.copy(),
+            "state": self.sim.state[rows].copy(),
+            "commands": self.sim.commands[rows].copy(),
+            "index": self.task.index[rows].copy(),
+        }
+
+    def restore(self, snap: Mapping[str, Any]) -> None:
+        rows = snap["rows"]
+        self.sim.state[rows] = snap["state"]
+        self.sim.commands[rows] = snap["commands"]
+        self.task.index[rows] = snap["index"]
+
+    def refresh(self) -> None:
+        """Recompute the frame from the present state (after a restore)."""
+        kin = body_kinematics(self.sim.state, self.sim.params)
+        self.frame = self._frame(kin)
+
+
+def episode_metrics(info: Mapping[str, Any]) -> dict[str, float]:
+    """The evaluation figures of an info dict at an episode's end."""
+    return {key: float(info[key]) for key in ("episode_return", "episode_steps", "speed_rmse_mps", "lateral_rmse_m",
+                                              "fuel_g_per_km", "distance_m", "fuel_used_g")} | {
+        "failed": float(bool(info["rolled_over"] or info["diverged"] or info["off_course"] or info["off_terrain"])),
+    }
+
+
+def is_finite_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)

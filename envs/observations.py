@@ -1,0 +1,221 @@
+"""Observations: the DBW report fields the vehicle sends back, body motion, and what the task adds.
+
+The observation is a ``Dict`` of float32 ``Box`` entries (``FlattenObservation`` and stable-baselines3's
+``MultiInputPolicy`` both take it). Values are in report units; every value is finite: a report field that
+is NaN (ds_dbw: "invalid or unavailable", e.g. a command echo while a subsystem is not enabled) becomes 0
+and its flag in ``report_valid`` says so; values are clipped to the bounds of their space (physical limits
+with margin, ``SPEED_MAX_MPS`` etc.).
+
+=========================== ======= =========================================================================
+name                        shape   meaning (source)
+=========================== ======= =========================================================================
+``steering_wheel_angle``    (1,)    SteeringReport.steering_wheel_angle, deg (positive left)
+``steering_cmd``            (1,)    SteeringReport.cmd, the actuator's reference, deg (0 when not enabled)
+``throttle_percent_output`` (1,)    ThrottleReport.percent_output, % (0 without a throttle command)
+``brake_pressure_output``   (1,)    BrakeReport.pressure_output, bar (percent_output x max pressure for
+                                    percent commands; 0 without a brake command)
+``gear``                    (5,)    GearReport.gear one-hot: P, R, N, H, L (all 0 during a shift: N)
+``ulc_vel_ref``             (1,)    UlcReport.vel_ref, m/s (0 when the ULC is not enabled)
+``ulc_vel_meas``            (1,)    UlcReport.vel_meas, m/s
+``ulc_accel_meas``          (1,)    UlcReport.accel_meas, m/s^2
+``vehicle_velocity``        (2,)    VehicleVelocity: vehicle_velocity_brake, vehicle_velocity_propulsion, m/s
+``wheel_speeds``            (4,)    WheelSpeeds: front_left, front_right, rear_left, rear_right, rad/s
+``dbw_enabled``             (1,)    dbw_enabled (1 or 0)
+``report_valid``            (4,)    1 where steering_cmd, throttle_percent_output, brake_pressure_output,
+                                    ulc_vel_ref were reported (not NaN)
+``yaw_rate``                (1,)    body-frame yaw rate, rad/s
+``roll_pitch``              (2,)    roll and pitch of the body, rad
+``target_speed``            (1+P,)  task: target speed now and ``speed_preview_s`` ahead, m/s
+``lateral_error``           (1,)    task: distance of the rear-axle midpoint from the path (left +), m
+``heading_error``           (1,)    task: yaw minus path heading, rad
+``path_points``             (2K,)   task: path points ``path_preview_m`` ahead, body frame (x fwd, y left), m,
+                                    as [x1, y1, x2, y2, ...] (``reshape(K, 2)`` gives the points)
+``previous_action``         (k,)    the last action (zeros after a reset; Box action modes only)
+=========================== ======= =========================================================================
+
+``DEFAULT_OBSERVATIONS`` is the set used when a config does not list its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NEUTRAL, GEAR_PARK, GEAR_REVERSE, WHEEL_NAMES
+
+GEAR_ORDER = (GEAR_PARK, GEAR_REVERSE, GEAR_NEUTRAL, GEAR_HIGH, GEAR_LOW)
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+# Bounds of the spaces: physical limits with margin (values beyond them are clipped; the vehicle's top
+# speed is 27.7 m/s, the simulation declares divergence at 200 m/s or 100 rad/s).
+SPEED_MAX_MPS = 100.0
+ACCEL_MAX_MPS2 = 200.0
+WHEEL_SPEED_MAX_RAD_S = 500.0
+RATE_MAX_RAD_S = 100.0
+PRESSURE_MAX_BAR = 500.0
+DISTANCE_MAX_M = 1000.0
+
+
+@dataclass
+class Frame:
+    """Everything observations and rewards read after a step (arrays over the N vehicles)."""
+
+    reports: dict[str, dict[str, np.ndarray]]
+    speed_mps: np.ndarray
+    roll_rad: np.ndarray
+    pitch_rad: np.ndarray
+    yaw_rad: np.ndarray
+    yaw_rate_rad_s: np.ndarray
+    axle_x_m: np.ndarray
+    axle_y_m: np.ndarray
+    task: Any  # envs.task_logic.TaskFrame
+    previous_action: np.ndarray
+    brake_max_bar: np.ndarray
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Sizes the shapes depend on."""
+
+    action_dim: int
+    speed_points: int  # 1 + number of speed previews
+    path_points: int
+    steer_lock_deg: float
+
+
+@dataclass(frozen=True)
+class ObservationItem:
+    name: str
+    shape: Callable[[Layout], tuple[int, ...]]
+    low: Callable[[Layout], float]
+    high: Callable[[Layout], float]
+    value: Callable[[Frame], np.ndarray]
+
+
+def _col(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)[:, None]
+
+
+def _zero_nan(x: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(x), 0.0, x)
+
+
+def _brake_bar(f: Frame) -> np.ndarray:
+    b = f.reports["brake"]
+    pct = b["percent_output"] * f.brake_max_bar / 100.0
+    return np.where(np.isnan(b["pressure_output"]), pct, b["pressure_output"])
+
+
+def _gear_one_hot(f: Frame) -> np.ndarray:
+    gear = f.reports["gear"]["gear"]
+    return (gear[:, None] == np.asarray(GEAR_ORDER)[None, :]).astype(np.float64)
+
+
+def _valid(f: Frame) -> np.ndarray:
+    r = f.reports
+    cols = [r["steering"]["cmd"], r["throttle"]["percent_output"], _brake_bar(f), r["ulc"]["vel_ref"]]
+    return np.stack([~np.isnan(c) for c in cols], axis=1).astype(np.float64)
+
+
+def _const(v: float) -> Callable[[Layout], float]:
+    return lambda _layout: v
+
+
+def _one(_layout: Layout) -> tuple[int, ...]:
+    return (1,)
+
+
+_lock = lambda layout: -layout.steer_lock_deg  # noqa: E731
+_lock_hi = lambda layout: layout.steer_lock_deg  # noqa: E731
+
+ITEMS: dict[str, ObservationItem] = {}
+
+
+def _item(name, shape, low, high, value) -> None:
+    ITEMS[name] = ObservationItem(name, shape, low, high, value)
+
+
+_item("steering_wheel_angle", _one, _lock, _lock_hi,
+      lambda f: _col(f.reports["steering"]["steering_wheel_angle"]))
+_item("steering_cmd", _one, _lock, _lock_hi, lambda f: _col(_zero_nan(f.reports["steering"]["cmd"])))
+_item("throttle_percent_output", _one, _const(0.0), _const(100.0),
+      lambda f: _col(_zero_nan(f.reports["throttle"]["percent_output"])))
+_item("brake_pressure_output", _one, _const(0.0), _const(PRESSURE_MAX_BAR), lambda f: _col(_zero_nan(_brake_bar(f))))
+_item("gear", lambda _l: (len(GEAR_ORDER),), _const(0.0), _const(1.0), _gear_one_hot)
+_item("ulc_vel_ref", _one, _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS),
+      lambda f: _col(_zero_nan(f.reports["ulc"]["vel_ref"])))
+_item("ulc_vel_meas", _one, _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), lambda f: _col(f.reports["ulc"]["vel_meas"]))
+_item("ulc_accel_meas", _one, _const(-ACCEL_MAX_MPS2), _const(ACCEL_MAX_MPS2),
+      lambda f: _col(f.reports["ulc"]["accel_meas"]))
+_item("vehicle_velocity", lambda _l: (2,), _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS),
+      lambda f: np.stack([f.reports["vehicle_velocity"]["vehicle_velocity_brake"],
+                          f.reports["vehicle_velocity"]["vehicle_velocity_propulsion"]], axis=1))
+_item("wheel_speeds", lambda _l: (4,), _const(-WHEEL_SPEED_MAX_RAD_S), _const(WHEEL_SPEED_MAX_RAD_S),
+      lambda f: np.stack([f.reports["wheel_speeds"][w] for w in WHEEL_NAMES], axis=1))
+_item("dbw_enabled", _one, _const(0.0), _const(1.0), lambda f: _col(f.reports["dbw_enabled"]["data"]))
+_item("report_valid", lambda _l: (4,), _const(0.0), _const(1.0), _valid)
+_item("yaw_rate", _one, _const(-RATE_MAX_RAD_S), _const(RATE_MAX_RAD_S), lambda f: _col(f.yaw_rate_rad_s))
+_item("roll_pitch", lambda _l: (2,), _const(-np.pi), _const(np.pi),
+      lambda f: np.stack([f.roll_rad, f.pitch_rad], axis=1))
+_item("target_speed", lambda layout: (layout.speed_points,), _const(0.0), _const(SPEED_MAX_MPS),
+      lambda f: f.task.target_speed)
+_item("lateral_error", _one, _const(-DISTANCE_MAX_M), _const(DISTANCE_MAX_M), lambda f: _col(f.task.lateral_error_m))
+_item("heading_error", _one, _const(-np.pi), _const(np.pi), lambda f: _col(f.task.heading_error_rad))
+_item("path_points", lambda layout: (2 * layout.path_points,), _const(-DISTANCE_MAX_M), _const(DISTANCE_MAX_M),
+      lambda f: f.task.path_points.reshape(f.task.path_points.shape[0], -1))
+_item("previous_action", lambda layout: (layout.action_dim,), _const(-1.0), _const(1.0), lambda f: f.previous_action)
+
+REPORT_OBSERVATIONS = ("steering_wheel_angle", "steering_cmd", "throttle_percent_output", "brake_pressure_output",
+                       "gear", "ulc_vel_ref", "ulc_vel_meas", "ulc_accel_meas", "vehicle_velocity", "wheel_speeds",
+                       "dbw_enabled", "report_valid")
+BODY_OBSERVATIONS = ("yaw_rate", "roll_pitch")
+TASK_OBSERVATIONS = ("target_speed", "lateral_error", "heading_error", "path_points")
+DEFAULT_OBSERVATIONS = REPORT_OBSERVATIONS + BODY_OBSERVATIONS + TASK_OBSERVATIONS + ("previous_action",)
+
+
+class ObservationBuilder:
+    """Builds the ``Dict`` space and the batched observations of a chosen list of items."""
+
+    def __init__(self, names: Sequence[str] | None, layout: Layout) -> None:
+        if names is None:
+            names = [n for n in DEFAULT_OBSERVATIONS if not (n == "previous_action" and layout.action_dim == 0)]
+        names = list(names)
+        if not names:
+            raise ValueError(f"observations: the list is empty; choose from: {', '.join(ITEMS)}")
+        for name in names:
+            if name not in ITEMS:
+                raise ValueError(f"observations: unknown observation {name!r}; known: {', '.join(ITEMS)}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"observations: {names} names an observation twice")
+        if "previous_action" in names and layout.action_dim == 0:
+            raise ValueError("observations: 'previous_action' needs a Box action mode (dbw_command has none)")
+        self.names = names
+        self.layout = layout
+        self._bounds: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        entries = {}
+        for name in names:
+            item = ITEMS[name]
+            shape = item.shape(layout)
+            low = np.full(shape, max(item.low(layout), -FLOAT32_MAX), dtype=np.float32)
+            high = np.full(shape, min(item.high(layout), FLOAT32_MAX), dtype=np.float32)
+            if not np.isfinite(item.low(layout)):
+                low[...] = -np.inf
+            if not np.isfinite(item.high(layout)):
+                high[...] = np.inf
+            entries[name] = spaces.Box(low, high, shape, dtype=np.float32)
+            self._bounds[name] = (np.maximum(low, -FLOAT32_MAX).astype(np.float64),
+                                  np.minimum(high, FLOAT32_MAX).astype(np.float64))
+        self.space = spaces.Dict(entries)
+
+    def build(self, frame: Frame) -> dict[str, np.ndarray]:
+        """The observations of all vehicles: ``{name: (N, *shape) float32}``."""
+        out = {}
+        for name in self.names:
+            low, high = self._bounds[name]
+            value = np.minimum(np.maximum(np.asarray(ITEMS[name].value(frame), dtype=np.float64), low), high)
+            value[np.isnan(value)] = 0.0  # NaN passes maximum/minimum: a NaN the items did not handle
+            out[name] = value.astype(np.float32)
+        return out

@@ -1,0 +1,333 @@
+"""Per-episode randomisation: terrain, surfaces and soil, wetness, payload and hardware biases.
+
+Everything is drawn from generators the environment derives from its reset seed (``reset(seed=...)``),
+one independent stream per part, so the same seed gives the same episode bit for bit, and changing one
+part of the config does not shift the draws of another. The ``randomization`` section of a task config::
+
+    randomization:
+      terrain:                 # the ground of every episode
+        kind: rough            # flat | rough (fractal hills with a flat spawn area, acres_gym.terrain.rough)
+        size_m: 300            # square grid, centred on the origin
+        cell_m: 1.0
+        surface: grass         # base surface (a name of configs/surfaces.json or soils.json, or "soil")
+        roughness_m: [0.0, 0.08]   # RMS height, a number or a uniform range [low, high]
+        hill_wavelength_m: 40
+        bump_wavelength_m: 4
+        flat_radius_m: 6       # level ground around the spawn point
+      patches:                 # null = one surface; else patches of surfaces (acres_gym.terrain.with_patches)
+        surfaces: {grass: 3, gravel: 1, packed_dirt: 1, soil: 1}
+        scale_m: 20
+      wetness: [0.0, 0.5]      # per patch (or for the whole ground without patches); null = surface defaults
+      soil:                    # what "soil" means this episode (acres_gym.model.soil_random.draw_soil)
+        names: null            # soils of configs/soils.json to pick from; null = all
+        scale: null            # relative ranges of the soil parameters; null = draw_soil's defaults
+      payload:
+        cargo_kg: [0, 200]     # mass.cargo_kg; null = the vehicle file's value
+        occupants: [1, 4]      # mass.occupants (integers, inclusive)
+      biases:                  # hardware biases; null = the vehicle file's value
+        ulc_speed_mps: [-0.1, 0.1]     # dbw.bias.ulc_speed_mps
+        throttle_pct: [-2, 2]          # dbw.bias.throttle_pct
+        brake_bar: [-2, 2]             # dbw.bias.brake_bar
+        steering_center_deg: [-3, 3]   # steering.center_deg
+
+Every value that is a range may also be a single number (no randomisation). Surface ``soil`` is the soil
+drawn for the episode: each vehicle of a batch has its own soil row in the surface table
+(``episode_soil_<k>``), rewritten at its reset. The parameter record of a draw is the vehicle's record
+with the payload and bias overrides applied and finalised again (``acres_gym.params``), cached by the
+overrides, so an episode without payload randomisation costs no re-finalising.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from acres_gym.model.soil_random import DEFAULT_SCALE, SOIL_KEYS, draw_soil, load_soils
+from acres_gym.params import finalize_parameters, load_vehicle, set_parameters
+from acres_gym.terrain import (
+    SurfaceTable,
+    Terrain,
+    TerrainStack,
+    default_surfaces,
+    flat,
+    make_surface_table,
+    rough,
+    with_patches,
+    with_wetness,
+)
+from envs.config import check_keys, merge_configs, number, number_range, strip_comments
+
+SOIL_SURFACE = "soil"
+SOIL_SLOT = "episode_soil_{}"
+
+DEFAULTS: dict[str, Any] = {
+    "terrain": {"kind": "flat", "size_m": 300.0, "cell_m": 1.0, "surface": "dry_asphalt", "roughness_m": 0.0,
+                "hill_wavelength_m": 40.0, "bump_wavelength_m": 4.0, "flat_radius_m": 6.0},
+    "patches": None,
+    "wetness": None,
+    "soil": {"names": None, "scale": None},
+    "payload": {"cargo_kg": None, "occupants": None},
+    "biases": {"ulc_speed_mps": None, "throttle_pct": None, "brake_bar": None, "steering_center_deg": None},
+}
+PATCH_DEFAULTS = {"surfaces": None, "scale_m": 20.0}
+TERRAIN_KINDS = ("flat", "rough")
+
+# randomisation key -> vehicle parameter key
+PARAMETER_KEYS = {
+    ("payload", "cargo_kg"): "mass.cargo_kg",
+    ("payload", "occupants"): "mass.occupants",
+    ("biases", "ulc_speed_mps"): "dbw.bias.ulc_speed_mps",
+    ("biases", "throttle_pct"): "dbw.bias.throttle_pct",
+    ("biases", "brake_bar"): "dbw.bias.brake_bar",
+    ("biases", "steering_center_deg"): "steering.center_deg",
+}
+
+# soil field of the surface table -> (soils.json key, SI unit accepted by the table)
+_SOIL_UNITS = {"soil_n": "1", "soil_kc": "N/m^(n+1)", "soil_kphi": "N/m^(n+2)", "soil_cohesion_pa": "Pa",
+               "soil_friction_deg": "deg", "soil_shear_modulus_m": "m"}
+
+
+@dataclass
+class Draw:
+    """One vehicle's randomised episode: terrain, parameter record, soil, and a summary for ``info``."""
+
+    terrain: Terrain
+    params: np.ndarray  # a (1,) array of PARAMS_DTYPE
+    soil: dict | None
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@functools.lru_cache(maxsize=256)
+def _params_for(base_bytes: bytes, overrides: tuple) -> np.ndarray:
+    """The finalised record of the base record with ``overrides`` applied (cached by its inputs)."""
+    from acres_gym.schema import PARAMS_DTYPE
+
+    rec = np.frombuffer(base_bytes, dtype=PARAMS_DTYPE).copy().view(np.recarray)
+    if overrides:
+        set_parameters(rec[0], dict(overrides))
+        finalize_parameters(rec[0])
+    rec.flags.writeable = False
+    return rec
+
+
+def live_surface_records(sim) -> np.recarray:
+    """The surface-table records a ``RangerSim`` hands to its kernels (written in place for the episode
+    soils)."""
+    records = getattr(sim, "_surfaces", None)
+    if records is None or records.dtype.names is None or "soil_kphi" not in records.dtype.names:
+        raise RuntimeError("RangerSim does not expose its surface-table records; per-vehicle soil "
+                           "randomisation needs them")
+    return records
+
+
+class Randomizer:
+    """Draws and applies the per-episode randomisation of N vehicles (see the module docstring)."""
+
+    def __init__(self, config: Mapping | None, n: int, vehicle: str, vehicle_overrides: Mapping | None) -> None:
+        self.n = n
+        self.config = self._resolve(strip_comments(config or {}))
+        self.uses_soil = self._uses_soil()
+        self._soils = load_soils() if self._uses_soil() else None
+        if self.uses_soil:
+            soils = self._soils
+            first = soils[next(iter(soils))]
+            slot = {_table_key(f): {"value": first[f], "unit": u, "source": "episode soil slot"}
+                    for f, u in _SOIL_UNITS.items()}
+            self.table: SurfaceTable = make_surface_table({SOIL_SLOT.format(k): dict(slot) for k in range(n)})
+        else:
+            self.table = default_surfaces()
+        self._check_surfaces()
+        self.vehicle = vehicle
+        self.base_params = load_vehicle(vehicle, overrides=dict(vehicle_overrides or {}))
+        self._base_bytes = np.array([self.base_params]).tobytes()
+        self._check_parameter_ranges()
+
+    # --- config --------------------------------------------------------------------------------------
+    def _resolve(self, config: dict) -> dict:
+        check_keys("randomization", config, DEFAULTS)
+        out = merge_configs(DEFAULTS, {k: v for k, v in config.items() if k not in ("patches", "wetness")})
+        out["patches"] = config.get("patches", DEFAULTS["patches"])
+        out["wetness"] = config.get("wetness", DEFAULTS["wetness"])
+        t = strip_comments(out["terrain"])
+        check_keys("randomization.terrain", t, DEFAULTS["terrain"])
+        if t["kind"] not in TERRAIN_KINDS:
+            raise ValueError(f"randomization.terrain.kind = {t['kind']!r}; allowed: {', '.join(TERRAIN_KINDS)}")
+        t["size_m"] = number("randomization.terrain.size_m", t["size_m"], 0.0, 1e5, lo_open=True)
+        t["cell_m"] = number("randomization.terrain.cell_m", t["cell_m"], 0.0, t["size_m"], lo_open=True)
+        t["roughness_m"] = list(number_range("randomization.terrain.roughness_m", t["roughness_m"], 0.0, 100.0))
+        t["hill_wavelength_m"] = number("randomization.terrain.hill_wavelength_m", t["hill_wavelength_m"], 0.0,
+                                        1e5, lo_open=True)
+        t["bump_wavelength_m"] = number("randomization.terrain.bump_wavelength_m", t["bump_wavelength_m"], 0.0,
+                                        t["hill_wavelength_m"], lo_open=True)
+        t["flat_radius_m"] = number("randomization.terrain.flat_radius_m", t["flat_radius_m"], 0.0, 1e5)
+        out["terrain"] = t
+        if out["patches"] is not None:
+            p = strip_comments(out["patches"]) if isinstance(out["patches"], Mapping) else None
+            if p is None:
+                raise ValueError("randomization.patches: expected {surfaces: {name: weight}, scale_m: m} or null")
+            check_keys("randomization.patches", p, PATCH_DEFAULTS)
+            p = {**PATCH_DEFAULTS, **p}
+            if not isinstance(p["surfaces"], Mapping) or not p["surfaces"]:
+                raise ValueError("randomization.patches.surfaces: expected {surface name: weight, ...}")
+            p["surfaces"] = {str(k): number(f"randomization.patches.surfaces.{k}", w, 0.0)
+                             for k, w in p["surfaces"].items()}
+            p["scale_m"] = number("randomization.patches.scale_m", p["scale_m"], 0.0, 1e5, lo_open=True)
+            out["patches"] = p
+        if out["wetness"] is not None:
+            out["wetness"] = list(number_range("randomization.wetness", out["wetness"], 0.0, 1.0))
+        s = strip_comments(out["soil"] or {})
+        check_keys("randomization.soil", s, DEFAULTS["soil"])
+        s = {**DEFAULTS["soil"], **s}
+        if s["scale"] is not None:
+            if not isinstance(s["scale"], Mapping):
+                raise ValueError("randomization.soil.scale: expected {parameter: [low, high]} or null")
+            check_keys("randomization.soil.scale", s["scale"], SOIL_KEYS)
+        out["soil"] = s
+        for section in ("payload", "biases"):
+            sec = strip_comments(out[section] or {})
+            check_keys(f"randomization.{section}", sec, DEFAULTS[section])
+            out[section] = {**DEFAULTS[section], **sec}
+            for key, value in out[section].items():
+                if value is not None:
+                    integer = key == "occupants"
+                    out[section][key] = list(number_range(f"randomization.{section}.{key}", value, integer=integer))
+        return out
+
+    def _uses_soil(self) -> bool:
+        patches = self.config["patches"]
+        names = list(patches["surfaces"]) if patches else []
+        return SOIL_SURFACE in names or self.config["terrain"]["surface"] == SOIL_SURFACE
+
+    def _check_surfaces(self) -> None:
+        names = [self.config["terrain"]["surface"]]
+        if self.config["patches"]:
+            names += list(self.config["patches"]["surfaces"])
+        for name in names:
+            if name != SOIL_SURFACE and name not in self.table:
+                raise ValueError(f"randomization: unknown surface {name!r}; known surfaces: "
+                                 f"{', '.join(n for n in self.table.names if not n.startswith('episode_soil_'))}"
+                                 f", or {SOIL_SURFACE!r} (the episode's drawn soil)")
+        if self.uses_soil:
+            # a bad soil name or scale fails here, not at the first reset
+            draw_soil(np.random.default_rng(0), self.config["soil"]["names"], self._soil_scale(), soils=self._soils)
+
+    def _soil_scale(self):
+        scale = self.config["soil"]["scale"]
+        return None if scale is None else {k: tuple(v) for k, v in scale.items()}
+
+    def _check_parameter_ranges(self) -> None:
+        """Build the records at both ends of every range (a bad range fails now, naming the key)."""
+        for end in (0, 1):
+            overrides = {}
+            for (section, key), pkey in PARAMETER_KEYS.items():
+                value = self.config[section][key]
+                if value is not None:
+                    overrides[pkey] = int(value[end]) if key == "occupants" else float(value[end])
+            try:
+                _params_for(self._base_bytes, tuple(sorted(overrides.items())))
+            except ValueError as exc:
+                raise ValueError(f"randomization: {exc}") from None
+
+    # --- terrain -------------------------------------------------------------------------------------
+    def _surface_name(self, name: str, slot: int) -> str:
+        return SOIL_SLOT.format(slot) if name == SOIL_SURFACE else name
+
+    def base_terrain(self) -> Terrain:
+        """The flat ground a batch starts with (and the grid shape every drawn terrain has)."""
+        t = self.config["terrain"]
+        surface = self._surface_name(t["surface"], 0)
+        return flat(surface, size_m=t["size_m"], cell_m=t["cell_m"], table=self.table)
+
+    def initial_stack(self) -> TerrainStack:
+        return TerrainStack.repeat(self.base_terrain(), self.n)
+
+    @property
+    def extent(self) -> tuple[float, float, float, float]:
+        """(x_min, x_max, y_min, y_max) of the terrain grids, m."""
+        half = 0.5 * (math.ceil(self.config["terrain"]["size_m"] / self.config["terrain"]["cell_m"] - 1e-9)
+                      * self.config["terrain"]["cell_m"])
+        return -half, half, -half, half
+
+    # --- draws ---------------------------------------------------------------------------------------
+    def draw(self, slot: int, rngs: Mapping[str, np.random.Generator], spawn_xy: tuple[float, float]) -> Draw:
+        """The randomised episode of the vehicle in ``slot``; ``rngs`` holds the generators ``terrain``,
+        ``patches``, ``soil`` and ``vehicle``."""
+        cfg = self.config
+        t = cfg["terrain"]
+        summary: dict[str, Any] = {}
+        surface = self._surface_name(t["surface"], slot)
+        if t["kind"] == "rough":
+            lo, hi = t["roughness_m"]
+            roughness = float(rngs["terrain"].uniform(lo, hi)) if hi > lo else lo
+            seed = int(rngs["terrain"].integers(0, 2**31 - 1))
+            terrain = rough(seed, roughness, size_m=t["size_m"], cell_m=t["cell_m"], surface=surface,
+                            hill_wavelength_m=t["hill_wavelength_m"], bump_wavelength_m=t["bump_wavelength_m"],
+                            flat_radius_m=t["flat_radius_m"], spawn_xy=spawn_xy, table=self.table)
+        else:
+            roughness = 0.0
+            terrain = flat(surface, size_m=t["size_m"], cell_m=t["cell_m"], table=self.table)
+        summary["roughness_m"] = roughness
+        wet = cfg["wetness"]
+        if cfg["patches"]:
+            weights = {self._surface_name(k, slot): w for k, w in cfg["patches"]["surfaces"].items()}
+            terrain = with_patches(terrain, rngs["patches"], weights, scale_m=cfg["patches"]["scale_m"],
+                                   wetness_range=None if wet is None else tuple(wet))
+            summary["wetness"] = float(np.mean(terrain.wetness))
+        elif wet is not None:
+            w = float(rngs["patches"].uniform(*wet)) if wet[1] > wet[0] else wet[0]
+            terrain = with_wetness(terrain, w)
+            summary["wetness"] = w
+        else:
+            summary["wetness"] = float(np.mean(terrain.wetness))
+        soil = None
+        if self.uses_soil:
+            soil = draw_soil(rngs["soil"], cfg["soil"]["names"], self._soil_scale(), soils=self._soils)
+            summary["soil"] = soil["name"]
+        overrides = {}
+        rng = rngs["vehicle"]
+        for (section, key), pkey in PARAMETER_KEYS.items():
+            value = cfg[section][key]
+            if value is None:
+                continue
+            lo, hi = value
+            if key == "occupants":
+                overrides[pkey] = int(rng.integers(int(lo), int(hi) + 1))
+            else:
+                overrides[pkey] = float(rng.uniform(lo, hi)) if hi > lo else float(lo)
+            summary[key] = overrides[pkey]
+        params = _params_for(self._base_bytes, tuple(sorted(overrides.items())))
+        summary["mass_kg"] = float(params.mass_kg[0])
+        return Draw(terrain=terrain, params=params, soil=soil, summary=summary)
+
+    def apply(self, sim, slot: int, draw: Draw) -> None:
+        """Write a draw into vehicle ``slot`` of ``sim`` (before ``sim.reset`` of that vehicle)."""
+        sim.terrain.replace(slot, draw.terrain)
+        sim.params[slot] = draw.params[0]
+        if draw.soil is not None:
+            records = live_surface_records(sim)
+            row = self.table.surface_id(SOIL_SLOT.format(slot))
+            for f in _SOIL_UNITS:
+                records[f][row] = draw.soil[f]
+            mu = math.tan(math.radians(draw.soil["soil_friction_deg"]))
+            records["mu_dry"][row] = mu
+            records["mu_wet"][row] = mu
+
+    def resolved(self) -> dict:
+        """The resolved ``randomization`` section (for the saved config)."""
+        return self.config
+
+
+def _table_key(field_name: str) -> str:
+    """soils.json key of a surface-table soil field."""
+    for key, (f, _unit, _factor) in SOIL_KEYS.items():
+        if f == field_name:
+            return key
+    raise KeyError(field_name)
+
+
+__all__ = ["DEFAULTS", "DEFAULT_SCALE", "Draw", "Randomizer", "live_surface_records"]

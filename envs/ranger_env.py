@@ -1,0 +1,209 @@
+"""``RangerEnv``: one Polaris Ranger CREW XP 1000 driven through its DBW layer, as a ``gymnasium.Env``.
+
+Configured by a task config (``envs.config``): a dict, a name under ``configs/tasks`` or a YAML path,
+merged over the class's ``default_config`` (the registered tasks set one), then keyword overrides::
+
+    env = RangerEnv("speed_tracking", control_hz=10, rewards={"energy": {"weight": 0.5}})
+    env = gymnasium.make("acres_gym/RangerPathFollowing-v0", render_mode="rgb_array",
+                         config={"action_mode": "steer_angle+ulc_accel"})
+
+Spaces are fixed at construction (from the config, never from an episode). ``reset(seed=...)`` seeds the
+Gymnasium generator; every episode's randomness (terrain, soil, payload, biases, path, speed profile)
+comes from one integer drawn from it, so equal seeds and actions give bit-identical observations.
+
+``step`` sends the action's DBW messages, advances the physics ``120 / control_hz`` ticks in one call and
+returns ``(obs, reward, terminated, truncated, info)``:
+
+- ``terminated``: the vehicle rolled over (``info["rolled_over"]``), the simulation diverged
+  (``info["diverged"]``, a numerical failure, never silent NaNs: the observation stays finite), the vehicle
+  left the path corridor (``info["off_course"]``) or the terrain (``info["off_terrain"]``), or reached the
+  end of its path (``info["path_complete"]``);
+- ``truncated``: ``max_episode_s`` elapsed without termination.
+
+``info`` always holds: ``reward_terms`` (each weighted term; they sum to the reward), the five flags
+above, ``time_s``, ``speed_mps`` (true forward speed), ``target_speed_mps``, ``lateral_error_m``,
+``heading_error_rad``, and the episode's running figures ``episode_return``, ``episode_steps``,
+``distance_m``, ``fuel_used_g``, ``speed_rmse_mps``, ``lateral_rmse_m``, ``fuel_g_per_km``. After a reset
+it also holds ``episode_seed`` and ``randomization`` (what was drawn: roughness, wetness, soil, payload,
+biases, mass, the path's largest curvature).
+
+NaN or inf in an action raises ``ValueError`` naming the component; values outside [-1, 1] are clipped.
+``render_mode`` ``"human"`` opens a pygame window, ``"rgb_array"`` returns frames (``acres_gym.render``,
+imported on first use).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+
+from envs.config import load_config, merge_configs
+from envs.core import RangerBatch
+
+SEED_HIGH = 2**63 - 1
+
+
+def build_config(default: str | None, config: Any, overrides: dict, render_mode: str | None) -> dict:
+    """The task config of an environment: default, then ``config``, then keyword overrides."""
+    cfg = load_config(default) if default else {}
+    cfg = merge_configs(cfg, load_config(config))
+    cfg = merge_configs(cfg, overrides)
+    if render_mode is not None:
+        cfg["render_mode"] = render_mode
+    return cfg
+
+
+class RenderHelper:
+    """Draws vehicle ``i`` of a ``RangerBatch`` with ``acres_gym.render`` (imported lazily)."""
+
+    def __init__(self, batch: RangerBatch, mode: str, options: dict) -> None:
+        from acres_gym.render import TopDownRenderer
+
+        self.batch = batch
+        self.renderer = TopDownRenderer(mode=mode, fps=batch.control_hz, **options)
+        self._terrain_key: tuple | None = None
+
+    def frame(self, i: int = 0) -> np.ndarray | None:
+        b = self.batch
+        key = (i, int(b.episode_seed[i]))
+        if key != self._terrain_key:
+            self.renderer.set_terrain(b.sim.terrain.terrain(i))
+            self._terrain_key = key
+        s = b.sim.state[i]
+        p = b.sim.params[i]
+        f = b.frame
+        t = f.task
+        gear_names = {1: "P", 2: "R", 3: "N", 4: "H", 5: "L"}
+        hud = [
+            f"t {b.steps[i] * b.dt_s:5.1f} s",
+            f"speed  {f.speed_mps[i]:5.2f} m/s",
+            f"target {t.target_speed[i, 0]:5.2f} m/s",
+            f"rpm {float(s.engine_rpm):5.0f}  gear {gear_names.get(int(s.gear), '?')}",
+            f"wheel {float(s.steering_wheel_deg):6.1f} deg",
+            f"lat {t.lateral_error_m[i]:+5.2f} m",
+            f"reward {b.last_reward[i]:+6.3f}  return {b.stats['return'][i]:+8.2f}",
+        ]
+        ahead = min(int(b.task.index[i]) + 1, b.task.n_path - 1)
+        return self.renderer.draw(
+            axle_xy=(float(f.axle_x_m[i]), float(f.axle_y_m[i])), yaw_rad=float(f.yaw_rad[i]),
+            wheelbase_m=float(p.wheelbase_m), track_front_m=float(p.track_front_m),
+            track_rear_m=float(p.track_rear_m), road_wheel_rad=np.asarray(s.road_wheel_angle_rad, dtype=float),
+            path_xy=b.task.path_world(i), target_xy=(b.task.path_x[i, ahead], b.task.path_y[i, ahead]),
+            hud=hud,
+        )
+
+    def close(self) -> None:
+        self.renderer.close()
+
+
+class RangerEnv(gymnasium.Env):
+    """The Ranger under DBW control on a task (see the module docstring; tasks: ``envs.tasks``).
+
+    Args:
+        config: a task config dict, a name under ``configs/tasks`` or a YAML path, merged over
+            ``default_config``.
+        render_mode: None, ``"human"`` or ``"rgb_array"``.
+        **overrides: top-level config keys (``control_hz=10``, ``rewards={...}``), merged last.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "rgb_array"], "render_fps": 20}
+    default_config: ClassVar[str | None] = None
+
+    def __init__(self, config: Any = None, render_mode: str | None = None, **overrides: Any) -> None:
+        cfg = build_config(self.default_config, config, overrides, render_mode)
+        self._batch = RangerBatch(cfg, 1)
+        self.config = self._batch.resolved_config()
+        self.render_mode = self.config["render_mode"]
+        self.observation_space = self._batch.observation_space
+        self.action_space = self._batch.action_space
+        self.metadata = {**type(self).metadata, "render_fps": self._batch.control_hz}
+        self.control_hz = self._batch.control_hz
+        self.max_episode_steps = self._batch.max_steps
+        self._render: RenderHelper | None = None
+        self._has_reset = False
+        self._spec_checked = False
+
+    # --- properties ----------------------------------------------------------------------------------
+    @property
+    def sim(self):
+        """The underlying ``RangerSim`` (one vehicle)."""
+        return self._batch.sim
+
+    @property
+    def action_mode(self):
+        """The action mode (``envs.actions``): ``decode`` / ``encode`` between actions and DBW units."""
+        return self._batch.action_mode
+
+    @property
+    def task(self):
+        """The task logic (``envs.task_logic``): the path and speed profile of the episode."""
+        return self._batch.task
+
+    # --- Gymnasium API -------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"reset options {sorted(options)} are not supported; configure the episode "
+                             "through the task config")
+        self._check_spec()
+        episode_seed = int(self.np_random.integers(0, SEED_HIGH))
+        self._batch.reset_rows(np.ones(1, dtype=bool), [episode_seed])
+        self._has_reset = True
+        info = self._info()
+        info["episode_seed"] = episode_seed
+        info["randomization"] = dict(self._batch.summaries[0])
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), info
+
+    def step(self, action):
+        if not self._has_reset:
+            raise RuntimeError("RangerEnv.step() called before reset(); call env.reset(seed=...) first")
+        reward, terminated, truncated = self._batch.step(action)
+        obs = self._obs()
+        info = self._info()
+        if self.render_mode == "human":
+            self.render()
+        return obs, float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' or "
+                                  "'human' to the constructor (or gymnasium.make)")
+            return None
+        if not self._has_reset:
+            raise RuntimeError("render() called before reset()")
+        if self._render is None:
+            self._render = RenderHelper(self._batch, self.render_mode, self.config["render"])
+        return self._render.frame(0)
+
+    def close(self):
+        if self._render is not None:
+            self._render.close()
+            self._render = None
+
+    # --- helpers -------------------------------------------------------------------------------------
+    def _obs(self) -> dict[str, np.ndarray]:
+        return {k: v[0] for k, v in self._batch.observe().items()}
+
+    def _info(self) -> dict[str, Any]:
+        return self._batch.info_of(self._batch.infos(), 0)
+
+    def _check_spec(self) -> None:
+        if self._spec_checked:
+            return
+        self._spec_checked = True
+        spec = getattr(self, "spec", None)
+        steps = getattr(spec, "max_episode_steps", None) if spec is not None else None
+        if steps is not None and steps != self.max_episode_steps:
+            gymnasium.logger.warn(
+                f"{spec.id}: the TimeLimit of {steps} steps does not match this config's episode of "
+                f"{self.max_episode_steps} steps (max_episode_s x control_hz); pass "
+                f"max_episode_steps={self.max_episode_steps} to gymnasium.make")
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_render"] = None
+        return state

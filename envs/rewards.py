@@ -1,0 +1,280 @@
+"""Reward plug-ins: one small class per term, registered by name, vectorised over the N vehicles.
+
+A task config lists the terms with their weight and parameters::
+
+    rewards:
+      speed_error: {weight: 1.0, shape: gaussian, scale: 1.0}
+      action_rate: {weight: 0.05}
+      rollover:    {weight: 10.0}
+
+Each term returns one value per vehicle and control step; the reward is the sum of weight x value over
+the terms, and ``info["reward_terms"]`` holds every weighted term (they sum to the reward). Terms that
+reward return values >= 0, penalties values <= 0, so every weight is >= 0.
+
+Built-in terms (``REWARD_TERMS``):
+
+================= ==================================================================================
+``speed_error``   tracking of the target speed (the true forward speed of the body); ``shape``:
+                  ``gaussian`` exp(-(e/scale)^2) in [0, 1] (default), ``exponential`` exp(-|e|/scale) in
+                  [0, 1] (a slope far from the target too), ``squared`` -(e/scale)^2 or ``abs``
+                  -|e|/scale; ``scale`` in m/s (default 1.0)
+``lateral_error`` distance of the rear-axle midpoint from the reference path, same shapes, ``scale`` m
+                  (default 0.5)
+``heading_error`` heading relative to the path tangent, same shapes, ``scale`` rad (default 0.2)
+``control_effort`` -mean(a^2) over the action components
+``action_rate``   smoothness: -mean((a_t - a_{t-1})^2) (``previous_action`` is zero after a reset)
+``energy``        -fuel burnt in the step, g (``per_km: true``: g per km driven in the step, limited)
+``progress``      metres advanced along the reference path in the step
+``alive``         ``value`` (default 1) per step while the episode goes on
+``rollover``      -1 on the step the vehicle rolls over or the simulation diverges
+``off_course``    -1 on the step the vehicle leaves the path corridor or the terrain
+================= ==================================================================================
+
+Other packages add terms through the entry-point group ``acres_gym.rewards`` (name = the term name,
+object = a ``RewardTerm`` subclass); in-process code uses the ``@register_reward("name")`` decorator.
+An unknown term name is an error listing the known ones.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, ClassVar
+
+import numpy as np
+
+from envs.config import check_keys, number, strip_comments
+
+ENTRY_POINT_GROUP = "acres_gym.rewards"
+SHAPES = ("gaussian", "exponential", "squared", "abs")
+
+
+@dataclass
+class StepContext:
+    """What the reward terms see after a control step, one entry per vehicle (arrays of length N)."""
+
+    dt_s: float
+    speed_mps: np.ndarray
+    target_speed_mps: np.ndarray
+    lateral_error_m: np.ndarray
+    heading_error_rad: np.ndarray
+    progress_m: np.ndarray
+    distance_m: np.ndarray  # driven in the step (rear-axle midpoint), m
+    fuel_step_kg: np.ndarray
+    action: np.ndarray  # (N, k) flat action, in [-1, 1]
+    previous_action: np.ndarray  # (N, k)
+    rolled_over: np.ndarray
+    diverged: np.ndarray
+    off_course: np.ndarray
+    terminated: np.ndarray
+
+
+class RewardTerm:
+    """Base class of a reward term. Subclasses set ``name`` (by the decorator), take their parameters as
+    keyword arguments of ``__init__`` (with defaults) and implement ``__call__(ctx) -> (N,) values``."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        pass
+
+    def reset(self, rows: np.ndarray) -> None:
+        """Called when the vehicles in the boolean mask ``rows`` start a new episode (for stateful terms)."""
+
+    def __call__(self, ctx: StepContext) -> np.ndarray:
+        raise NotImplementedError
+
+
+REWARD_TERMS: dict[str, type[RewardTerm]] = {}
+_entry_points_loaded = False
+
+
+def register_reward(name: str) -> Callable[[type[RewardTerm]], type[RewardTerm]]:
+    """Class decorator: register a ``RewardTerm`` subclass under ``name``."""
+
+    def decorate(cls: type[RewardTerm]) -> type[RewardTerm]:
+        if not (isinstance(cls, type) and issubclass(cls, RewardTerm)):
+            raise TypeError(f"@register_reward({name!r}) expects a RewardTerm subclass, got {cls!r}")
+        cls.name = name
+        REWARD_TERMS[name] = cls
+        return cls
+
+    return decorate
+
+
+def load_entry_points() -> None:
+    """Register the terms other packages declare in the ``acres_gym.rewards`` entry-point group (once)."""
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in REWARD_TERMS:
+            continue
+        cls = ep.load()
+        register_reward(ep.name)(cls)
+
+
+def term_parameters(cls: type[RewardTerm]) -> dict[str, Any]:
+    """The parameters of a term class and their defaults (from its ``__init__`` signature)."""
+    sig = inspect.signature(cls.__init__)
+    return {k: p.default for k, p in list(sig.parameters.items())[1:]
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def _shaped(error: np.ndarray, shape: str, scale: float) -> np.ndarray:
+    x = error / scale
+    if shape == "gaussian":
+        return np.exp(-x * x)
+    if shape == "exponential":
+        return np.exp(-np.abs(x))
+    if shape == "squared":
+        return -x * x
+    return -np.abs(x)
+
+
+def _check_shape(term: str, shape: str, scale: float) -> tuple[str, float]:
+    if shape not in SHAPES:
+        raise ValueError(f"rewards.{term}.shape = {shape!r}; allowed: {', '.join(SHAPES)}")
+    return shape, number(f"rewards.{term}.scale", scale, 0.0, lo_open=True)
+
+
+@register_reward("speed_error")
+class SpeedError(RewardTerm):
+    def __init__(self, shape: str = "gaussian", scale: float = 1.0) -> None:
+        self.shape, self.scale = _check_shape("speed_error", shape, scale)
+
+    def __call__(self, ctx):
+        return _shaped(ctx.speed_mps - ctx.target_speed_mps, self.shape, self.scale)
+
+
+@register_reward("lateral_error")
+class LateralError(RewardTerm):
+    def __init__(self, shape: str = "gaussian", scale: float = 0.5) -> None:
+        self.shape, self.scale = _check_shape("lateral_error", shape, scale)
+
+    def __call__(self, ctx):
+        return _shaped(ctx.lateral_error_m, self.shape, self.scale)
+
+
+@register_reward("heading_error")
+class HeadingError(RewardTerm):
+    def __init__(self, shape: str = "gaussian", scale: float = 0.2) -> None:
+        self.shape, self.scale = _check_shape("heading_error", shape, scale)
+
+    def __call__(self, ctx):
+        return _shaped(ctx.heading_error_rad, self.shape, self.scale)
+
+
+@register_reward("control_effort")
+class ControlEffort(RewardTerm):
+    def __call__(self, ctx):
+        a = ctx.action
+        return -np.mean(a * a, axis=1) if a.shape[1] else np.zeros(a.shape[0])
+
+
+@register_reward("action_rate")
+class ActionRate(RewardTerm):
+    def __call__(self, ctx):
+        d = ctx.action - ctx.previous_action
+        return -np.mean(d * d, axis=1) if d.shape[1] else np.zeros(d.shape[0])
+
+
+@register_reward("energy")
+class Energy(RewardTerm):
+    def __init__(self, per_km: bool = False, min_distance_m: float = 0.05) -> None:
+        if not isinstance(per_km, bool):
+            raise ValueError(f"rewards.energy.per_km = {per_km!r}: expected true/false")
+        self.per_km = per_km
+        self.min_distance_m = number("rewards.energy.min_distance_m", min_distance_m, 0.0, lo_open=True)
+
+    def __call__(self, ctx):
+        grams = 1e3 * ctx.fuel_step_kg
+        if self.per_km:
+            return -grams / (np.maximum(ctx.distance_m, self.min_distance_m) / 1e3)
+        return -grams
+
+
+@register_reward("progress")
+class Progress(RewardTerm):
+    def __call__(self, ctx):
+        return ctx.progress_m.copy()
+
+
+@register_reward("alive")
+class Alive(RewardTerm):
+    def __init__(self, value: float = 1.0) -> None:
+        self.value = number("rewards.alive.value", value)
+
+    def __call__(self, ctx):
+        return np.where(ctx.terminated, 0.0, self.value)
+
+
+@register_reward("rollover")
+class Rollover(RewardTerm):
+    def __call__(self, ctx):
+        return -(ctx.rolled_over | ctx.diverged).astype(np.float64)
+
+
+@register_reward("off_course")
+class OffCourse(RewardTerm):
+    def __call__(self, ctx):
+        return -ctx.off_course.astype(np.float64)
+
+
+class RewardSet:
+    """The configured terms with their weights: ``compute(ctx) -> (reward, {name: weighted term})``."""
+
+    def __init__(self, config: Mapping | None) -> None:
+        config = strip_comments(config or {})
+        self.terms: list[tuple[str, float, RewardTerm]] = []
+        self.resolved: dict[str, dict[str, Any]] = {}
+        for name, params in config.items():
+            cls = reward_class(name)
+            if params is None:
+                continue
+            if isinstance(params, (int, float)) and not isinstance(params, bool):
+                params = {"weight": params}
+            if not isinstance(params, Mapping):
+                raise ValueError(f"rewards.{name}: expected {{weight: w, ...parameters}} or a number, "
+                                 f"got {params!r}")
+            params = strip_comments(params)
+            allowed = {"weight": 1.0, **term_parameters(cls)}
+            check_keys(f"rewards.{name}", params, allowed)
+            weight = number(f"rewards.{name}.weight", params.get("weight", 1.0), 0.0)
+            kwargs = {k: v for k, v in params.items() if k != "weight"}
+            term = cls(**kwargs)
+            self.terms.append((name, weight, term))
+            self.resolved[name] = {**allowed, **params, "weight": weight}
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _, _ in self.terms]
+
+    def reset(self, rows: np.ndarray) -> None:
+        for _, _, term in self.terms:
+            term.reset(rows)
+
+    def compute(self, ctx: StepContext) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        n = ctx.speed_mps.shape[0]
+        total = np.zeros(n)
+        parts: dict[str, np.ndarray] = {}
+        for name, weight, term in self.terms:
+            value = np.asarray(term(ctx), dtype=np.float64)
+            if value.shape != (n,):
+                raise ValueError(f"reward term {name!r} returned shape {value.shape}, expected ({n},)")
+            weighted = weight * value
+            parts[name] = weighted
+            total = total + weighted
+        return total, parts
+
+
+def reward_class(name: str) -> type[RewardTerm]:
+    """The class of the term called ``name`` (built-in, decorated or from the entry-point group)."""
+    if name not in REWARD_TERMS:
+        load_entry_points()
+    if name not in REWARD_TERMS:
+        raise ValueError(f"unknown reward term {name!r}; known terms: {', '.join(sorted(REWARD_TERMS))}")
+    return REWARD_TERMS[name]

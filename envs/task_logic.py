@@ -1,0 +1,280 @@
+"""The tasks' references, vectorised over N vehicles: a smooth reference path and a target-speed profile.
+
+Every episode draws, from the task's generator, a path (a curvature profile integrated from the spawn
+pose, sampled every ``path_spacing_m``) and a target speed per control step (piecewise-constant targets
+of random duration, reached at a limited acceleration from rest, so the profile is feasible). After each
+control step the task locates the vehicle on its path (the rear-axle midpoint against the nearest path
+point, searched in a window ahead of the last one) and measures:
+
+- ``lateral_error_m``: signed distance from the path (positive: the vehicle is left of it);
+- ``heading_error_rad``: vehicle yaw minus path heading, wrapped to [-pi, pi);
+- ``s_m``: arc length travelled along the path;
+- ``target_speed``: target now and at ``speed_preview_s`` seconds ahead;
+- ``path_points``: the path at ``path_preview_m`` metres ahead of the nearest point, in the body frame
+  (x forward, y left, m, yaw only);
+- ``off_course`` (|lateral error| > ``max_lateral_error_m``) and ``path_complete`` (the end of the path
+  comes within the preview).
+
+``speed_tracking`` and ``path_following`` share this machinery and differ in their defaults (a straight
+path and a lively speed profile with stops; a winding path and a steadier speed limited by the lateral
+acceleration the path asks for). ``TASKS`` maps names to classes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from envs.config import check_keys, number, number_range, strip_comments
+
+SEARCH_BACK = 8  # path points searched behind the last nearest point
+SEARCH_WINDOW = 96  # path points searched in all (48 m at 0.5 m spacing)
+
+
+@dataclass
+class TaskFrame:
+    """What the task measures after a step, one row per vehicle."""
+
+    lateral_error_m: np.ndarray
+    heading_error_rad: np.ndarray
+    s_m: np.ndarray
+    target_speed: np.ndarray  # (N, 1 + P): now, then the preview
+    path_points: np.ndarray  # (N, K, 2) body frame
+    off_course: np.ndarray
+    path_complete: np.ndarray
+
+
+def wrap_angle(a: np.ndarray) -> np.ndarray:
+    """Angles wrapped to [-pi, pi)."""
+    return (a + np.pi) % (2.0 * np.pi) - np.pi
+
+
+class PathSpeedTask:
+    """A reference path and a target-speed profile per vehicle (see the module docstring)."""
+
+    name: ClassVar[str] = ""
+    option_defaults: ClassVar[dict[str, Any]] = {
+        "spawn_xy_m": [0.0, 0.0],
+        "spawn_yaw_rad": 0.0,  # a number or a range [low, high]
+        "path_length_m": None,  # null: long enough for the episode at the highest target speed
+        "path_spacing_m": 0.5,
+        "curvature_max_per_m": 0.0,  # the episode's largest curvature: a number or a range
+        "curvature_wavelength_m": [40.0, 120.0],
+        "straight_start_m": 10.0,
+        "lateral_accel_max_mps2": 2.0,  # caps the target speed on a winding path
+        "speed_min_mps": 0.0,
+        "speed_max_mps": 10.0,
+        "speed_segment_s": [4.0, 10.0],
+        "stop_probability": 0.0,
+        "speed_accel_mps2": 1.0,
+        "speed_decel_mps2": 1.5,
+        "speed_preview_s": [1.0, 2.0, 3.0],
+        "path_preview_m": [2.0, 4.0, 6.0, 8.0, 10.0, 15.0, 20.0],
+        "max_lateral_error_m": 4.0,
+    }
+
+    def __init__(self, n: int, dt_s: float, max_steps: int, options: Mapping | None = None) -> None:
+        options = strip_comments(options or {})
+        check_keys(f"task_options (task {self.name!r})", options, self.option_defaults)
+        self.options = self._resolve({**self.option_defaults, **options})
+        o = self.options
+        self.n = n
+        self.dt_s = dt_s
+        self.max_steps = max_steps
+        self.speed_preview_steps = np.array([int(round(t / dt_s)) for t in o["speed_preview_s"]], dtype=np.int64)
+        self.preview_offsets = np.array([int(round(d / o["path_spacing_m"])) for d in o["path_preview_m"]],
+                                        dtype=np.int64)
+        horizon_s = max_steps * dt_s
+        length = o["path_length_m"]
+        if length is None:
+            length = 1.2 * o["speed_max_mps"] * horizon_s + max(o["path_preview_m"], default=0.0) + 20.0
+            o["path_length_m"] = length
+        self.n_path = int(math.ceil(length / o["path_spacing_m"])) + 1
+        self.n_profile = max_steps + 1 + int(self.speed_preview_steps.max(initial=0))
+        self.path_x = np.zeros((n, self.n_path))
+        self.path_y = np.zeros((n, self.n_path))
+        self.path_heading = np.zeros((n, self.n_path))
+        self.profile = np.zeros((n, self.n_profile))
+        self.index = np.zeros(n, dtype=np.int64)
+        self.episode_summary: list[dict[str, float]] = [{} for _ in range(n)]
+
+    # --- options -------------------------------------------------------------------------------------
+    def _resolve(self, o: dict) -> dict:
+        where = f"task_options (task {self.name!r})"
+        xy = o["spawn_xy_m"]
+        if not isinstance(xy, (list, tuple)) or len(xy) != 2:
+            raise ValueError(f"{where}.spawn_xy_m = {xy!r}: expected [x, y] in m")
+        o["spawn_xy_m"] = [number(f"{where}.spawn_xy_m[0]", xy[0]), number(f"{where}.spawn_xy_m[1]", xy[1])]
+        o["spawn_yaw_rad"] = list(number_range(f"{where}.spawn_yaw_rad", o["spawn_yaw_rad"], -10.0, 10.0))
+        if o["path_length_m"] is not None:
+            o["path_length_m"] = number(f"{where}.path_length_m", o["path_length_m"], 1.0, 1e5)
+        o["path_spacing_m"] = number(f"{where}.path_spacing_m", o["path_spacing_m"], 0.05, 10.0)
+        o["curvature_max_per_m"] = list(number_range(f"{where}.curvature_max_per_m", o["curvature_max_per_m"],
+                                                     0.0, 0.2))
+        o["curvature_wavelength_m"] = list(number_range(f"{where}.curvature_wavelength_m",
+                                                        o["curvature_wavelength_m"], 1.0, 1e5))
+        o["straight_start_m"] = number(f"{where}.straight_start_m", o["straight_start_m"], 0.0, 1e5)
+        o["lateral_accel_max_mps2"] = number(f"{where}.lateral_accel_max_mps2", o["lateral_accel_max_mps2"],
+                                             0.0, 20.0, lo_open=True)
+        o["speed_min_mps"] = number(f"{where}.speed_min_mps", o["speed_min_mps"], 0.0, 45.0)
+        o["speed_max_mps"] = number(f"{where}.speed_max_mps", o["speed_max_mps"], o["speed_min_mps"], 45.0)
+        o["speed_segment_s"] = list(number_range(f"{where}.speed_segment_s", o["speed_segment_s"], 0.01, 1e5))
+        o["stop_probability"] = number(f"{where}.stop_probability", o["stop_probability"], 0.0, 1.0)
+        o["speed_accel_mps2"] = number(f"{where}.speed_accel_mps2", o["speed_accel_mps2"], 0.0, 20.0, lo_open=True)
+        o["speed_decel_mps2"] = number(f"{where}.speed_decel_mps2", o["speed_decel_mps2"], 0.0, 20.0, lo_open=True)
+        for key, hi in (("speed_preview_s", 60.0), ("path_preview_m", 500.0)):
+            values = o[key]
+            if not isinstance(values, (list, tuple)):
+                raise ValueError(f"{where}.{key} = {values!r}: expected a list of numbers")
+            o[key] = [number(f"{where}.{key}[{k}]", v, 0.0, hi, lo_open=True) for k, v in enumerate(values)]
+        if not o["path_preview_m"]:
+            raise ValueError(f"{where}.path_preview_m: give at least one preview distance")
+        o["max_lateral_error_m"] = number(f"{where}.max_lateral_error_m", o["max_lateral_error_m"], 0.0, 1e4,
+                                          lo_open=True)
+        return o
+
+    # --- episode draw --------------------------------------------------------------------------------
+    def draw(self, i: int, rng: np.random.Generator) -> tuple[float, float, float]:
+        """Draw vehicle ``i``'s path and speed profile; returns the spawn pose (x, y, yaw) of the rear-axle
+        midpoint (the path's start)."""
+        o = self.options
+        x0, y0 = o["spawn_xy_m"]
+        yaw0 = float(rng.uniform(*o["spawn_yaw_rad"])) if o["spawn_yaw_rad"][1] > o["spawn_yaw_rad"][0] \
+            else o["spawn_yaw_rad"][0]
+        lo, hi = o["curvature_max_per_m"]
+        kappa_max = float(rng.uniform(lo, hi)) if hi > lo else lo
+        ds = o["path_spacing_m"]
+        s = np.arange(self.n_path) * ds
+        kappa = np.zeros(self.n_path)
+        if kappa_max > 0.0:
+            for _ in range(3):
+                wavelength = float(rng.uniform(*o["curvature_wavelength_m"]))
+                phase = float(rng.uniform(0.0, 2.0 * np.pi))
+                amplitude = float(rng.uniform(-1.0, 1.0))
+                kappa += amplitude * np.sin(2.0 * np.pi * s / wavelength + phase)
+            peak = np.max(np.abs(kappa))
+            if peak > 0.0:
+                kappa *= kappa_max / peak
+            if o["straight_start_m"] > 0.0:
+                t = np.clip(s / o["straight_start_m"], 0.0, 1.0)
+                kappa *= t * t * (3.0 - 2.0 * t)
+        heading = yaw0 + np.concatenate([[0.0], np.cumsum(0.5 * (kappa[1:] + kappa[:-1]) * ds)])
+        mid = 0.5 * (heading[1:] + heading[:-1])
+        self.path_x[i] = x0 + np.concatenate([[0.0], np.cumsum(np.cos(mid) * ds)])
+        self.path_y[i] = y0 + np.concatenate([[0.0], np.cumsum(np.sin(mid) * ds)])
+        self.path_heading[i] = heading
+
+        speed_max = o["speed_max_mps"]
+        if kappa_max > 0.0:
+            speed_max = min(speed_max, math.sqrt(o["lateral_accel_max_mps2"] / kappa_max))
+        speed_min = min(o["speed_min_mps"], speed_max)
+        targets = np.empty(self.n_profile)
+        k = 0
+        while k < self.n_profile:
+            steps = max(1, int(round(float(rng.uniform(*o["speed_segment_s"])) / self.dt_s)))
+            stop = o["stop_probability"] > 0.0 and float(rng.random()) < o["stop_probability"]
+            targets[k:k + steps] = 0.0 if stop else float(rng.uniform(speed_min, speed_max))
+            k += steps
+        up = o["speed_accel_mps2"] * self.dt_s
+        down = o["speed_decel_mps2"] * self.dt_s
+        v = 0.0
+        profile = self.profile[i]
+        for k in range(self.n_profile):
+            v += min(max(targets[k] - v, -down), up)
+            profile[k] = v
+        self.episode_summary[i] = {"curvature_max_per_m": kappa_max, "speed_max_mps": speed_max}
+        return float(x0), float(y0), float(yaw0)
+
+    # --- measurement ---------------------------------------------------------------------------------
+    def locate(self, x: np.ndarray, y: np.ndarray, rows: np.ndarray, restart: bool = False) -> None:
+        """Move the nearest-point index of the vehicles in ``rows`` to their position (x, y); ``restart``
+        searches from the start of the path."""
+        if restart:
+            self.index[rows] = 0
+        idx = np.flatnonzero(rows)
+        if idx.size == 0:
+            return
+        window = min(SEARCH_WINDOW, self.n_path)
+        start = np.clip(self.index[idx] - SEARCH_BACK, 0, self.n_path - window)
+        cand = start[:, None] + np.arange(window)[None, :]
+        px = self.path_x[idx[:, None], cand]
+        py = self.path_y[idx[:, None], cand]
+        d2 = (px - x[idx, None]) ** 2 + (py - y[idx, None]) ** 2
+        d2 = np.where(np.isnan(d2), np.inf, d2)
+        self.index[idx] = cand[np.arange(idx.size), np.argmin(d2, axis=1)]
+
+    def measure(self, x: np.ndarray, y: np.ndarray, yaw: np.ndarray, steps: np.ndarray) -> TaskFrame:
+        """The task's measurements for all vehicles at position (x, y), yaw, after ``steps`` control steps
+        (a pure function of its inputs and the nearest-point indices)."""
+        n = self.n
+        rows = np.arange(n)
+        j = self.index
+        h = self.path_heading[rows, j]
+        dx = x - self.path_x[rows, j]
+        dy = y - self.path_y[rows, j]
+        ch, sh = np.cos(h), np.sin(h)
+        lateral = -sh * dx + ch * dy
+        along = ch * dx + sh * dy
+        s = j * self.options["path_spacing_m"] + along
+        heading_error = wrap_angle(yaw - h)
+        t = np.minimum(steps, self.max_steps)
+        cols = np.concatenate([[0], self.speed_preview_steps])[None, :] + t[:, None]
+        target = self.profile[rows[:, None], np.minimum(cols, self.n_profile - 1)]
+        ahead = np.minimum(j[:, None] + self.preview_offsets[None, :], self.n_path - 1)
+        qx = self.path_x[rows[:, None], ahead] - x[:, None]
+        qy = self.path_y[rows[:, None], ahead] - y[:, None]
+        cy, sy = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
+        points = np.stack([cy * qx + sy * qy, -sy * qx + cy * qy], axis=-1)
+        last = self.n_path - 1 - int(self.preview_offsets.max(initial=0))
+        return TaskFrame(
+            lateral_error_m=lateral, heading_error_rad=heading_error, s_m=s, target_speed=target,
+            path_points=points, off_course=np.abs(lateral) > self.options["max_lateral_error_m"],
+            path_complete=j >= last,
+        )
+
+    def path_world(self, i: int) -> np.ndarray:
+        """Vehicle ``i``'s path as an (M, 2) array of world points (for rendering)."""
+        return np.stack([self.path_x[i], self.path_y[i]], axis=-1)
+
+
+class SpeedTrackingTask(PathSpeedTask):
+    """Follow a randomised speed profile (with stops) along a straight path."""
+
+    name = "speed_tracking"
+    option_defaults = {
+        **PathSpeedTask.option_defaults,
+        "spawn_xy_m": [-130.0, 0.0],
+        "speed_min_mps": 1.0,
+        "speed_max_mps": 10.0,
+        "stop_probability": 0.15,
+        "max_lateral_error_m": 8.0,
+    }
+
+
+class PathFollowingTask(PathSpeedTask):
+    """Follow a randomised winding path at a steadier target speed."""
+
+    name = "path_following"
+    option_defaults = {
+        **PathSpeedTask.option_defaults,
+        "spawn_yaw_rad": [-math.pi, math.pi],
+        "curvature_max_per_m": [0.02, 0.06],
+        "speed_min_mps": 3.0,
+        "speed_max_mps": 7.0,
+        "speed_segment_s": [8.0, 15.0],
+        "max_lateral_error_m": 4.0,
+    }
+
+
+TASKS: dict[str, type[PathSpeedTask]] = {cls.name: cls for cls in (SpeedTrackingTask, PathFollowingTask)}
+
+
+def make_task(name: str, n: int, dt_s: float, max_steps: int, options: Mapping | None) -> PathSpeedTask:
+    """The task logic called ``name`` for N vehicles."""
+    if name not in TASKS:
+        raise ValueError(f"task = {name!r}; known tasks: {', '.join(TASKS)}")
+    return TASKS[name](n, dt_s, max_steps, options)

@@ -1,0 +1,81 @@
+"""The classical baselines and the evaluation helper.
+
+Thresholds come from measurements (seeds 0..7, the speed-tracking profiles on flat dry asphalt, no
+payload, bias or soil randomisation): the ULC with pure pursuit tracks with a mean speed RMSE of 0.27 m/s
+(episodes 0.18..0.34 m/s), the pedal PID with 0.27 m/s. The profile changes its target every 4..10 s with
+ramps of 1 m/s^2 up and 1.5 m/s^2 down and stops, and the ULC follows through its own rate limits and
+lags; 0.4 m/s leaves room for numerical changes in the model without letting a broken controller (0.6 to
+1.2 m/s with no lead on the target, several m/s without a working ULC) pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.baselines import PedalPid, UlcPurePursuit, make_baseline
+from agents.evaluate import baseline_entry, compare, evaluate, format_table
+from envs.tasks import RangerPathFollowing, RangerSpeedTracking
+
+FLAT = {"randomization": {"terrain": {"kind": "flat", "surface": "dry_asphalt"}, "patches": None, "wetness": None,
+                          "payload": {"cargo_kg": None, "occupants": None},
+                          "biases": {"ulc_speed_mps": None, "throttle_pct": None, "brake_bar": None}}}
+SPEED = "acres_gym/RangerSpeedTracking-v0"
+PATH = "acres_gym/RangerPathFollowing-v0"
+
+
+def test_ulc_baseline_tracks_the_speed_profile_on_flat_asphalt():
+    r = evaluate(lambda venv: UlcPurePursuit(venv), SPEED, episodes=8, seed=0, config=FLAT,
+                 action_mode="curvature+ulc_velocity")
+    m = r["mean"]
+    assert m["speed_rmse_mps"] < 0.4, m
+    assert max(e["speed_rmse_mps"] for e in r["per_episode"]) < 0.5
+    assert m["failed"] == 0.0 and m["episode_steps"] == 600 and m["lateral_rmse_m"] < 0.05
+    assert 100.0 < m["fuel_g_per_km"] < 400.0 and m["distance_m"] > 50.0
+
+
+def test_pedal_pid_tracks_the_speed_profile_on_flat_asphalt():
+    r = evaluate(lambda venv: PedalPid(venv), SPEED, episodes=8, seed=0, config=FLAT, action_mode="pedals")
+    assert r["mean"]["speed_rmse_mps"] < 0.4, r["mean"]
+    assert r["mean"]["failed"] == 0.0
+
+
+def test_pure_pursuit_follows_the_winding_path():
+    r = evaluate(lambda venv: UlcPurePursuit(venv), PATH, episodes=4, seed=0, config=FLAT)
+    assert r["mean"]["lateral_rmse_m"] < 0.3 and r["mean"]["failed"] == 0.0, r["mean"]
+
+
+def test_baselines_work_on_single_observations_and_refuse_other_action_modes():
+    env = RangerSpeedTracking(config={**FLAT, "action_mode": "steer_angle+pedals"})
+    policy = PedalPid(env)
+    obs, _ = env.reset(seed=0)
+    policy.reset()
+    for _ in range(100):
+        action = policy(obs)
+        assert action.shape == (3,) and env.action_space.contains(action)
+        obs, *_ = env.step(action)
+    assert obs["vehicle_velocity"][0] > 0.5
+    with pytest.raises(ValueError, match="curvature\\+ulc_velocity"):
+        UlcPurePursuit(env)
+    with pytest.raises(ValueError, match="unknown baseline"):
+        make_baseline("mpc", env)
+
+
+def test_ulc_baseline_through_raw_dbw_commands():
+    env = RangerPathFollowing(config={**FLAT, "action_mode": "dbw_command"})
+    policy = UlcPurePursuit(env)
+    obs, _ = env.reset(seed=1)
+    for _ in range(200):
+        obs, _, terminated, truncated, info = env.step(policy(obs))
+        assert not terminated
+    assert abs(info["lateral_error_m"]) < 0.5 and info["speed_mps"] > 2.0
+
+
+def test_compare_and_table():
+    results = compare({"ulc": baseline_entry("ulc_pure_pursuit"), "pid": baseline_entry("pedal_pid")}, SPEED,
+                      episodes=2, seed=5, config={**FLAT, "max_episode_s": 5.0})
+    assert set(results) == {"ulc", "pid"}
+    assert [e["seed"] for e in results["ulc"]["per_episode"]] == [5, 6]
+    table = format_table(results)
+    assert "speed RMSE m/s" in table and table.count("\n") == 2
+    assert np.isfinite(results["pid"]["mean"]["l_per_100km"])

@@ -1,0 +1,49 @@
+"""``train.py`` end to end on the smoke config: training, saving and evaluation in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_train(*args: str, timeout: float = 600.0) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "train.py"), *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_train_smoke_saves_model_config_and_report(tmp_path):
+    out = tmp_path / "run"
+    done = run_train("--config", "configs/train/smoke.yaml", "--total-steps", "256", "--seed", "3", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    for name in ("model.zip", "config.yaml", "report.json", "vecnormalize.pkl"):
+        assert (out / name).is_file(), name
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert config["total_steps"] == 256 and config["seed"] == 3 and config["algo"] == "ppo"
+    assert config["task_config"]["task"] == "speed_tracking"  # the resolved task config, every default filled
+    assert config["task_config"]["control_hz"] == 20 and "speed_error" in config["task_config"]["rewards"]
+    report = json.loads((out / "report.json").read_text())
+    assert report["total_steps"] >= 256
+    assert set(report["evaluation"]) == {"learned", "ulc_pure_pursuit"}
+    for figures in report["evaluation"].values():
+        assert len(figures["per_episode"]) == 2
+        assert {"episode_return", "speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km"} <= set(figures["mean"])
+    assert "speed RMSE" in done.stdout  # the printed table
+
+    from agents.sb3_models import load_run_policy
+
+    factory, mode, env_config = load_run_policy(out / "model.zip")
+    assert env_config == config["env_config"]
+
+
+def test_train_refuses_unknown_config_keys(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("algo: ppo\ntotal_step: 100\n")
+    done = run_train("--config", str(bad), "--out", str(tmp_path / "x"), timeout=120)
+    assert done.returncode != 0
+    assert "unknown key 'total_step' (did you mean 'total_steps'?)" in done.stderr

@@ -1,0 +1,155 @@
+"""Train PPO or SAC on an acres_gym task, then compare the trained policy with a classical baseline.
+
+    python train.py --config configs/train/ppo_speed_tracking.yaml [--total-steps N] [--seed S] [--out DIR]
+
+Reads top to bottom: the training config, the environment (the native vector env, N vehicles stepped by
+one simulator call, behind the stable-baselines3 adapter), the model, training with checkpoints, the
+saved run, the evaluation. A run directory holds:
+
+    config.yaml          the resolved training config and the resolved task config (reproduces the run)
+    model.zip            the trained model (stable-baselines3 format)
+    vecnormalize.pkl     the observation normaliser, when ``normalize_observations`` is on
+    checkpoints/         model_<steps>_steps.zip (and the normaliser) every ``checkpoint_every_steps``
+    report.json          training time and speed, evaluation of the model and the baseline
+    tensorboard/         training curves, when tensorboard is installed
+
+Training config keys (``configs/train/*.yaml``; unknown keys are an error):
+
+    algo: ppo | sac                  env_id: a registered id (acres_gym/RangerSpeedTracking-v0)
+    env_config: task config overrides (as gymnasium.make(env_id, config=...))
+    num_envs, total_steps, seed, out, device, torch_threads
+    normalize_observations, normalize_rewards: VecNormalize on the observations / rewards
+    algo_kwargs: arguments of PPO / SAC;  policy_kwargs: net_arch, activation_fn (a name), log_std_init, ...
+    checkpoint_every_steps: 0 = no checkpoints
+    eval_episodes, eval_seed, baseline (ulc_pure_pursuit | pedal_pid | null)
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib.util
+import json
+import time
+from pathlib import Path
+
+import gymnasium
+import torch
+import yaml
+from stable_baselines3.common.callbacks import CheckpointCallback
+from stable_baselines3.common.vec_env import VecNormalize
+
+import acres_gym  # noqa: F401  (registers the gymnasium ids)
+from agents.evaluate import baseline_entry, compare, format_table
+from agents.sb3_models import SB3Policy, build_model
+from envs.config import plain
+from envs.sb3 import RangerSB3VecEnv
+
+DEFAULTS = {
+    "algo": "ppo",
+    "env_id": "acres_gym/RangerSpeedTracking-v0",
+    "env_config": {},
+    "num_envs": 16,
+    "total_steps": 200_000,
+    "seed": 0,
+    "out": None,
+    "device": "cpu",
+    "torch_threads": 1,
+    "normalize_observations": True,
+    "normalize_rewards": False,
+    "algo_kwargs": {},
+    "policy_kwargs": {},
+    "checkpoint_every_steps": 50_000,
+    "eval_episodes": 8,
+    "eval_seed": 100_000,
+    "baseline": "ulc_pure_pursuit",
+}
+
+
+def load_train_config(path: str, args: argparse.Namespace) -> dict:
+    """The training config: defaults, then the YAML file, then the command line."""
+    given = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    for key in given:
+        if key not in DEFAULTS and not str(key).startswith("_"):
+            close = difflib.get_close_matches(str(key), list(DEFAULTS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{path}: unknown key {key!r}{hint}; allowed keys: {', '.join(DEFAULTS)}")
+    cfg = {**DEFAULTS, **{k: v for k, v in given.items() if not str(k).startswith("_")}}
+    for key in ("total_steps", "seed", "out"):
+        if getattr(args, key) is not None:
+            cfg[key] = getattr(args, key)
+    if cfg["out"] is None:
+        cfg["out"] = str(Path("runs") / f"{Path(path).stem}_seed{cfg['seed']}")
+    return cfg
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description="Train PPO or SAC on an acres_gym task.")
+    parser.add_argument("--config", required=True, help="a training config, e.g. configs/train/smoke.yaml")
+    parser.add_argument("--total-steps", dest="total_steps", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--out", default=None, help="run directory (default runs/<config>_seed<seed>)")
+    args = parser.parse_args(argv)
+
+    # --- 1. the config ---------------------------------------------------------------------------------
+    cfg = load_train_config(args.config, args)
+    out = Path(cfg["out"])
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(int(cfg["torch_threads"]))
+
+    # --- 2. the environment: N vehicles in one simulator, as an SB3 VecEnv ------------------------------
+    venv = gymnasium.make_vec(cfg["env_id"], num_envs=cfg["num_envs"], vectorization_mode="vector_entry_point",
+                              config=cfg["env_config"], autoreset_mode="SameStep")
+    env = RangerSB3VecEnv(venv)
+    env.seed(cfg["seed"])
+    if cfg["normalize_observations"] or cfg["normalize_rewards"]:
+        gamma = cfg["algo_kwargs"].get("gamma", 0.99)
+        env = VecNormalize(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
+                           gamma=gamma)
+
+    # --- 3. save the resolved config beside the model ---------------------------------------------------
+    resolved = {**cfg, "task_config": venv.config}
+    (out / "config.yaml").write_text(yaml.safe_dump(plain(resolved), sort_keys=False), encoding="utf-8")
+
+    # --- 4. the model --------------------------------------------------------------------------------------
+    tensorboard = str(out / "tensorboard") if importlib.util.find_spec("tensorboard") else None
+    model = build_model(cfg["algo"], env, cfg["seed"], cfg["algo_kwargs"], cfg["policy_kwargs"],
+                        tensorboard_log=tensorboard, device=cfg["device"], verbose=1)
+
+    # --- 5. training, with checkpoints ----------------------------------------------------------------------
+    callbacks = []
+    if cfg["checkpoint_every_steps"]:
+        every = max(1, int(cfg["checkpoint_every_steps"]) // cfg["num_envs"])
+        callbacks.append(CheckpointCallback(save_freq=every, save_path=str(out / "checkpoints"), name_prefix="model",
+                                            save_vecnormalize=isinstance(env, VecNormalize)))
+    t0 = time.perf_counter()
+    model.learn(total_timesteps=int(cfg["total_steps"]), callback=callbacks or None, progress_bar=False)
+    train_s = time.perf_counter() - t0
+    model.save(str(out / "model.zip"))
+    normalizer = env if isinstance(env, VecNormalize) else None
+    if normalizer is not None:
+        normalizer.save(str(out / "vecnormalize.pkl"))
+
+    # --- 6. evaluation: the trained policy against the baseline, on the same seeds -------------------------
+    entries = {"learned": (SB3Policy.factory(model, normalizer), None)}
+    if cfg["baseline"]:
+        entries[cfg["baseline"]] = baseline_entry(cfg["baseline"])
+    results = compare(entries, cfg["env_id"], episodes=int(cfg["eval_episodes"]), seed=int(cfg["eval_seed"]),
+                      config=cfg["env_config"])
+    report = {
+        "env_id": cfg["env_id"], "algo": cfg["algo"], "seed": cfg["seed"], "num_envs": cfg["num_envs"],
+        "total_steps": int(model.num_timesteps), "train_wall_s": train_s,
+        "train_steps_per_s": model.num_timesteps / train_s if train_s > 0 else None,
+        "evaluation": {name: {"mean": r["mean"], "per_episode": r["per_episode"]} for name, r in results.items()},
+    }
+    (out / "report.json").write_text(json.dumps(plain(report), indent=2), encoding="utf-8")
+    env.close()
+    print(f"\ntrained {cfg['algo'].upper()} on {cfg['env_id']} for {model.num_timesteps} steps in {train_s:.1f} s "
+          f"({report['train_steps_per_s']:.0f} steps/s); run saved in {out}")
+    print(f"evaluation over {cfg['eval_episodes']} episodes (seeds from {cfg['eval_seed']}):")
+    print(format_table(results))
+    return report
+
+
+if __name__ == "__main__":
+    main()
