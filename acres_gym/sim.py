@@ -261,6 +261,13 @@ class RangerSim:
 
     # --- readable views --------------------------------------------------------------------------
     @property
+    def surface_records(self) -> np.recarray:
+        """The live surface table the kernels read (rows of ``SURFACE_DTYPE``, row = surface id, in the
+        order of ``self.terrain.surfaces``). Writing a row changes that surface from the next tick on,
+        e.g. a soil drawn for the episode: ``sim.surface_records["soil_kphi"][sid] = ...``."""
+        return self._surfaces
+
+    @property
     def time_s(self) -> np.ndarray:
         return self.state.time_s
 

@@ -117,12 +117,8 @@ def _params_for(base_bytes: bytes, overrides: tuple) -> np.ndarray:
 
 def live_surface_records(sim) -> np.recarray:
     """The surface-table records a ``RangerSim`` hands to its kernels (written in place for the episode
-    soils)."""
-    records = getattr(sim, "_surfaces", None)
-    if records is None or records.dtype.names is None or "soil_kphi" not in records.dtype.names:
-        raise RuntimeError("RangerSim does not expose its surface-table records; per-vehicle soil "
-                           "randomisation needs them")
-    return records
+    soils): ``RangerSim.surface_records``."""
+    return sim.surface_records
 
 
 class Randomizer:
