@@ -487,6 +487,16 @@ def _validate_cross(p: np.record) -> list[str]:
     if not p.shift_light_rpm <= p.shift_full_rpm:
         e.append(f"cvt.shift_light_rpm = {_num(p.shift_light_rpm)}: expected a value in [100, "
                  f"{_num(p.shift_full_rpm)}] rpm (at most cvt.shift_full_rpm)")
+    # the model turns the front ring at rear / (front x front drive) of the carrier in each gear; the
+    # OEM figure (seed FrontRingRatio 0.926) must be what the gearing gives
+    for gear in ("low", "high", "reverse"):
+        rear = float(p[f"rear_{gear}_ratio"])
+        front = float(p[f"front_{gear}_ratio"]) * float(p.front_drive_ratio)
+        ring = rear / front
+        if abs(ring / float(p.front_ring_ratio) - 1.0) > 0.005:
+            e.append(f"driveline.front_{gear}_ratio = {_num(p[f'front_{gear}_ratio'])}: gives a front ring "
+                     f"ratio of {ring:.4f} (rear_{gear}_ratio / (front_{gear}_ratio x front_drive_ratio)); "
+                     f"expected driveline.front_ring_ratio = {_num(p.front_ring_ratio)} within 0.5 %")
     return e
 
 

@@ -542,3 +542,14 @@ def test_make_params_array(vehicle):
         make_params_array(new_params(), 2)
     with pytest.raises(ValueError, match="n = 0"):
         make_params_array(vehicle, 0)
+
+
+def test_front_gearing_must_give_the_front_ring_ratio():
+    """The model turns the front ring at rear / (front x front drive) of the carrier; a gearing that
+    contradicts driveline.front_ring_ratio is refused, naming the key."""
+    p = load_vehicle("polaris_ranger_crew_xp1000")
+    for gear in ("low", "high", "reverse"):
+        ring = p[f"rear_{gear}_ratio"] / (p[f"front_{gear}_ratio"] * p.front_drive_ratio)
+        assert abs(ring - p.front_ring_ratio) < 0.005 * p.front_ring_ratio
+    with pytest.raises(ValueError, match="driveline.front_high_ratio"):
+        load_vehicle("polaris_ranger_crew_xp1000", overrides={"driveline.front_high_ratio": 3.0})
