@@ -118,9 +118,26 @@ class ActionMode:
         return batch
 
     # --- commands -----------------------------------------------------------------------------------
+    # Box modes declare what they command: (steering mode, decoded key) and either the pedals
+    # (``ulc_command = None``) or (ULC mode, decoded key).
+    steer_command: ClassVar[tuple[int, str] | None] = None
+    ulc_command: ClassVar[tuple[int, str] | None] = None
+
     def write(self, cmd: np.recarray, batch: Any, rows: np.ndarray) -> None:
-        """Write the commands of the vehicles selected by the boolean mask ``rows``."""
-        raise NotImplementedError
+        """Write the commands of the vehicles selected by the boolean mask ``rows``: the header, the
+        steering message and the pedal or ULC messages the mode declares."""
+        if self.steer_command is None:
+            raise NotImplementedError(f"action mode {self.name!r} declares no commands")
+        d = self.decode(batch)
+        _header(cmd, rows)
+        o = self.options
+        steer_mode, steer_key = self.steer_command
+        _steer(cmd, rows, steer_mode, d[steer_key], o["steer_rate_deg_s"], o["steer_accel_deg_s2"])
+        if self.ulc_command is None:
+            _pedals(cmd, rows, d["throttle_pct"], d["brake_pct"], o)
+        else:
+            ulc_mode, ulc_key = self.ulc_command
+            _ulc(cmd, rows, ulc_mode, d[ulc_key], o)
 
     def decode(self, batch: np.ndarray) -> dict[str, np.ndarray]:
         """The physical commands of an (N, k) batch of normalised actions."""
@@ -241,6 +258,7 @@ class SteerAnglePedals(ActionMode):
 
     name = "steer_angle+pedals"
     components = ("steering_wheel_angle", "throttle", "brake")
+    steer_command = (STEER_ANGLE, "steering_wheel_deg")
     option_defaults = {"steer_max_deg": None, **_STEER_OPTIONS, **_PEDAL_OPTIONS}
 
     def _resolve(self, options: dict) -> dict:
@@ -257,13 +275,6 @@ class SteerAnglePedals(ActionMode):
         cols = np.broadcast_arrays(np.clip(steer, -1, 1), _pedal_axis(throttle_pct), _pedal_axis(brake_pct))
         return np.atleast_2d(np.stack(cols, axis=-1))
 
-    def write(self, cmd, batch, rows):
-        d = self.decode(batch)
-        _header(cmd, rows)
-        o = self.options
-        _steer(cmd, rows, STEER_ANGLE, d["steering_wheel_deg"], o["steer_rate_deg_s"], o["steer_accel_deg_s2"])
-        _pedals(cmd, rows, d["throttle_pct"], d["brake_pct"], o)
-
 
 @register_action_mode
 class Pedals(ActionMode):
@@ -272,6 +283,7 @@ class Pedals(ActionMode):
 
     name = "pedals"
     components = ("pedal",)
+    steer_command = (STEER_ANGLE, "steering_wheel_deg")
     option_defaults = {"steer_hold_deg": 0.0, **_STEER_OPTIONS, **_PEDAL_OPTIONS}
 
     def _resolve(self, options: dict) -> dict:
@@ -289,13 +301,6 @@ class Pedals(ActionMode):
         pedal = _pedal_axis(throttle_pct) - _pedal_axis(brake_pct)
         return np.atleast_2d(np.asarray(pedal, dtype=np.float64)[..., None])
 
-    def write(self, cmd, batch, rows):
-        d = self.decode(batch)
-        _header(cmd, rows)
-        o = self.options
-        _steer(cmd, rows, STEER_ANGLE, d["steering_wheel_deg"], o["steer_rate_deg_s"], o["steer_accel_deg_s2"])
-        _pedals(cmd, rows, d["throttle_pct"], d["brake_pct"], o)
-
 
 @register_action_mode
 class CurvatureUlcVelocity(ActionMode):
@@ -303,6 +308,8 @@ class CurvatureUlcVelocity(ActionMode):
 
     name = "curvature+ulc_velocity"
     components = ("curvature", "ulc_speed")
+    steer_command = (STEER_CURVATURE, "curvature_per_m")
+    ulc_command = (ULC_VELOCITY, "ulc_speed_mps")
     option_defaults = {"curvature_max_per_m": None, "ulc_speed_min_mps": 0.0, "ulc_speed_max_mps": 12.0,
                        **_STEER_OPTIONS, **_ULC_OPTIONS}
 
@@ -334,13 +341,6 @@ class CurvatureUlcVelocity(ActionMode):
         cols = np.broadcast_arrays(np.clip(a0, -1, 1), np.clip(a1, -1, 1))
         return np.atleast_2d(np.stack(cols, axis=-1))
 
-    def write(self, cmd, batch, rows):
-        d = self.decode(batch)
-        _header(cmd, rows)
-        o = self.options
-        _steer(cmd, rows, STEER_CURVATURE, d["curvature_per_m"], o["steer_rate_deg_s"], o["steer_accel_deg_s2"])
-        _ulc(cmd, rows, ULC_VELOCITY, d["ulc_speed_mps"], o)
-
 
 @register_action_mode
 class SteerAngleUlcAccel(ActionMode):
@@ -348,6 +348,8 @@ class SteerAngleUlcAccel(ActionMode):
 
     name = "steer_angle+ulc_accel"
     components = ("steering_wheel_angle", "ulc_accel")
+    steer_command = (STEER_ANGLE, "steering_wheel_deg")
+    ulc_command = (ULC_ACCEL, "ulc_accel_mps2")
     option_defaults = {"steer_max_deg": None, "accel_max_mps2": 2.0, "decel_max_mps2": 4.0,
                        **_STEER_OPTIONS, **_ULC_OPTIONS}
 
@@ -374,13 +376,6 @@ class SteerAngleUlcAccel(ActionMode):
         a0 = np.asarray(steering_wheel_deg, dtype=np.float64) / o["steer_max_deg"]
         cols = np.broadcast_arrays(np.clip(a0, -1, 1), np.clip(a1, -1, 1))
         return np.atleast_2d(np.stack(cols, axis=-1))
-
-    def write(self, cmd, batch, rows):
-        d = self.decode(batch)
-        _header(cmd, rows)
-        o = self.options
-        _steer(cmd, rows, STEER_ANGLE, d["steering_wheel_deg"], o["steer_rate_deg_s"], o["steer_accel_deg_s2"])
-        _ulc(cmd, rows, ULC_ACCEL, d["ulc_accel_mps2"], o)
 
 
 @register_action_mode
