@@ -2,13 +2,14 @@
 #              baseline controllers in both environments
 # make test  : create .venv if needed, install the project with its test tools, run the test suite
 # make bench : create .venv if needed, install the project, print the simulator and environment tables
+# make watch : the ULC with pure-pursuit steering driving a path-following episode in a pygame window
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench validate lint clean clean-cache
+.PHONY: run test bench validate watch lint clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +33,9 @@ bench: $(STAMP)
 
 validate: $(STAMP)
 	$(PY) -m acres_gym.validate
+
+watch: $(STAMP)
+	$(PY) -m agents.watch
 
 lint: $(STAMP)
 	$(PY) -m ruff check acres_gym envs agents tests train.py

@@ -8,7 +8,8 @@ north-west), and every frame scales the visible part of it.
 
 ``mode="rgb_array"`` draws off screen and ``draw`` returns an (height, width, 3) uint8 array; it works
 without a display (``SDL_VIDEODRIVER=dummy``). ``mode="human"`` opens a window, shows the frame, keeps to
-``fps`` and returns None.
+``fps`` and returns None; closing the window sets ``closed`` (the environments' ``window_closed``), so a
+viewing loop can stop.
 
 Example::
 
@@ -111,6 +112,7 @@ class TopDownRenderer:
         self.font = pygame.font.Font(None, max(12, self.height // 28))
         self.window = None
         self.clock = None
+        self.closed = False
         if mode == "human":
             pygame.display.init()
             self.window = pygame.display.set_mode((self.width, self.height))
@@ -222,6 +224,8 @@ class TopDownRenderer:
                 y += line.get_height()
 
         if self.mode == "human":
+            if pg.event.get(pg.QUIT):
+                self.closed = True
             pg.event.pump()
             self.window.blit(self.canvas, (0, 0))
             pg.display.flip()

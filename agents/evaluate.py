@@ -14,7 +14,8 @@ A policy factory is ``callable(venv) -> policy`` with ``policy(obs) -> actions``
 ``format_table`` prints them.
 
 Command line: ``python -m agents.evaluate --env acres_gym/RangerSpeedTracking-v0 --episodes 8`` compares
-the two classical baselines (``--model runs/x/model.zip`` adds a trained model).
+the two classical baselines (``--model runs/x/model.zip`` adds a trained model, and then the environment
+and its config default to the ones it was trained on).
 """
 
 from __future__ import annotations
@@ -121,19 +122,23 @@ def format_table(results: Mapping[str, Mapping[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--env", default="acres_gym/RangerSpeedTracking-v0")
+    parser.add_argument("--env", default=None,
+                        help="a registered id (default: the model's, else acres_gym/RangerSpeedTracking-v0)")
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--seed", type=int, default=100_000)
     parser.add_argument("--model", default=None, help="a model.zip saved by train.py (its run directory)")
     parser.add_argument("--json", default=None, help="also write the results as JSON")
     args = parser.parse_args(argv)
     entries = {name: baseline_entry(name) for name in ("ulc_pure_pursuit", "pedal_pid")}
+    env_id, config = args.env or "acres_gym/RangerSpeedTracking-v0", None
     if args.model:
-        from agents.sb3_models import load_run_policy
+        from agents.sb3_models import load_run_config, load_run_policy
 
         factory, mode, config = load_run_policy(args.model)
+        env_id = args.env or load_run_config(args.model)["env_id"]
         entries["learned"] = (factory, mode)
-    results = compare(entries, args.env, args.episodes, args.seed)
+    results = compare(entries, env_id, args.episodes, args.seed, config=config)
+    print(f"{env_id}, {args.episodes} episodes (seeds from {args.seed}):")
     print(format_table(results))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

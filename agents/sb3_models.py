@@ -91,12 +91,23 @@ class SB3Policy:
         return lambda _venv: policy
 
 
+def load_run_config(model_path: str | Path) -> dict:
+    """The resolved training config saved beside a ``model.zip`` by ``train.py`` (its ``config.yaml``)."""
+    model_path = Path(model_path)
+    if not model_path.is_file():
+        raise FileNotFoundError(f"no model at {model_path} (expected the model.zip of a train.py run)")
+    config_path = model_path.parent / "config.yaml"
+    if not config_path.is_file():
+        raise FileNotFoundError(f"{config_path} is missing: a train.py run saves it beside model.zip")
+    return yaml.safe_load(config_path.read_text(encoding="utf-8"))
+
+
 def load_run_policy(model_path: str | Path):
     """``(policy factory, action mode, env config)`` of a model saved by ``train.py``: ``model.zip`` with
     ``vecnormalize.pkl`` (if any) and ``config.yaml`` in the same directory."""
     model_path = Path(model_path)
     run = model_path.parent
-    config = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
+    config = load_run_config(model_path)
     model = algorithm_class(config["algo"]).load(str(model_path), device="cpu")
     normalizer = None
     if (run / "vecnormalize.pkl").exists():

@@ -30,7 +30,8 @@ from envs.rewards import RewardSet, StepContext
 from envs.task_logic import make_task
 
 STREAMS = ("task", "terrain", "patches", "soil", "vehicle")
-TERRAIN_MARGIN_M = 2.0
+TERRAIN_MARGIN_M = 2.0  # the rear-axle midpoint this close to the terrain's edge ends the episode (off_terrain)
+PATH_CLEARANCE_M = 3.0  # paths keep this much farther from the edge: room for tracking error
 STATUS_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
 
 
@@ -80,7 +81,10 @@ class RangerBatch:
             self.max_steps = min(self.max_steps, int(max_steps))
         self.randomizer = Randomizer(c["randomization"], self.n, c["vehicle"], c["vehicle_overrides"])
         self.sim = RangerSim(self.n, params=self.randomizer.base_params, terrain=self.randomizer.initial_stack())
-        self.task = make_task(c["task"], self.n, self.dt_s, self.max_steps, c["task_options"])
+        x0, x1, y0, y1 = self.randomizer.extent
+        keep = TERRAIN_MARGIN_M + PATH_CLEARANCE_M
+        self.task = make_task(c["task"], self.n, self.dt_s, self.max_steps, c["task_options"],
+                              bounds=(x0 + keep, x1 - keep, y0 + keep, y1 - keep))
         self.action_mode = make_action_mode(c["action_mode"], self.sim.params[0], c["action_options"])
         self.rewards = RewardSet(c["rewards"])
         layout = Layout(action_dim=self.action_mode.flat_dim,

@@ -179,6 +179,11 @@ class RangerEnv(gymnasium.Env):
             self._render = RenderHelper(self._batch, self.render_mode, self.config["render"])
         return self._render.frame(0)
 
+    @property
+    def window_closed(self) -> bool:
+        """True once the user closed the ``human`` render window (a viewing loop's cue to stop)."""
+        return self._render is not None and self._render.renderer.closed
+
     def close(self):
         if self._render is not None:
             self._render.close()

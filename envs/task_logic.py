@@ -1,8 +1,13 @@
 """The tasks' references, vectorised over N vehicles: a smooth reference path and a target-speed profile.
 
-Every episode draws, from the task's generator, a path (a curvature profile integrated from the spawn
-pose, sampled every ``path_spacing_m``) and a target speed per control step (piecewise-constant targets
-of random duration, reached at a limited acceleration from rest, so the profile is feasible). After each
+Every episode draws, from the task's generator, a target speed per control step (piecewise-constant
+targets of random duration, reached at a limited acceleration from rest, so the profile is feasible) and a
+path (a curvature profile integrated from the spawn pose, sampled every ``path_spacing_m``). The path
+stays on the ground: when the task has ``bounds`` (the batch gives the terrain less a margin), the part of
+the path the profile can reach in an episode (its distance plus the longest preview) must lie inside
+them; a path that leaves them is drawn again (new heading and shape, same largest curvature and speeds),
+up to ``PATH_DRAWS`` times. If none fits, the path ends where it first leaves the bounds (``end_index``)
+and the episode ends with ``path_complete`` there, never by driving off the terrain. After each
 control step the task locates the vehicle on its path (the rear-axle midpoint against the nearest path
 point, searched in a window ahead of the last one) and measures:
 
@@ -33,6 +38,8 @@ from envs.config import check_keys, number, number_range, strip_comments
 
 SEARCH_BACK = 8  # path points searched behind the last nearest point
 SEARCH_WINDOW = 96  # path points searched in all (48 m at 0.5 m spacing)
+PATH_DRAWS = 16  # attempts at a path whose reachable part stays inside the bounds
+PATH_REACH_MARGIN_M = 5.0  # path kept inside the bounds beyond the profile's distance and the preview
 
 
 @dataclass
@@ -77,7 +84,8 @@ class PathSpeedTask:
         "max_lateral_error_m": 4.0,
     }
 
-    def __init__(self, n: int, dt_s: float, max_steps: int, options: Mapping | None = None) -> None:
+    def __init__(self, n: int, dt_s: float, max_steps: int, options: Mapping | None = None,
+                 bounds: tuple[float, float, float, float] | None = None) -> None:
         options = strip_comments(options or {})
         check_keys(f"task_options (task {self.name!r})", options, self.option_defaults)
         self.options = self._resolve({**self.option_defaults, **options})
@@ -100,6 +108,18 @@ class PathSpeedTask:
         self.path_heading = np.zeros((n, self.n_path))
         self.profile = np.zeros((n, self.n_profile))
         self.index = np.zeros(n, dtype=np.int64)
+        self.end_index = np.full(n, self.n_path - 1, dtype=np.int64)
+        if bounds is not None:
+            x_min, x_max, y_min, y_max = (float(b) for b in bounds)
+            if not (x_min < x_max and y_min < y_max):
+                raise ValueError(f"task bounds {bounds!r}: expected (x_min, x_max, y_min, y_max) with min < max")
+            sx, sy = o["spawn_xy_m"]
+            if not (x_min <= sx <= x_max and y_min <= sy <= y_max):
+                raise ValueError(f"task_options (task {self.name!r}).spawn_xy_m = {o['spawn_xy_m']}: outside the "
+                                 f"ground the path may use, x in [{x_min:g}, {x_max:g}] m, y in "
+                                 f"[{y_min:g}, {y_max:g}] m (the terrain less its margin)")
+            bounds = (x_min, x_max, y_min, y_max)
+        self.bounds = bounds
         self.episode_summary: list[dict[str, float]] = [{} for _ in range(n)]
 
     # --- options -------------------------------------------------------------------------------------
@@ -139,14 +159,60 @@ class PathSpeedTask:
 
     # --- episode draw --------------------------------------------------------------------------------
     def draw(self, i: int, rng: np.random.Generator) -> tuple[float, float, float]:
-        """Draw vehicle ``i``'s path and speed profile; returns the spawn pose (x, y, yaw) of the rear-axle
-        midpoint (the path's start)."""
+        """Draw vehicle ``i``'s speed profile and path (see the module docstring); returns the spawn pose
+        (x, y, yaw) of the rear-axle midpoint (the path's start)."""
         o = self.options
-        x0, y0 = o["spawn_xy_m"]
-        yaw0 = float(rng.uniform(*o["spawn_yaw_rad"])) if o["spawn_yaw_rad"][1] > o["spawn_yaw_rad"][0] \
-            else o["spawn_yaw_rad"][0]
         lo, hi = o["curvature_max_per_m"]
         kappa_max = float(rng.uniform(lo, hi)) if hi > lo else lo
+        speed_max = o["speed_max_mps"]
+        if kappa_max > 0.0:
+            speed_max = min(speed_max, math.sqrt(o["lateral_accel_max_mps2"] / kappa_max))
+        self._draw_profile(i, rng, speed_max)
+        reach_m = (float(np.sum(self.profile[i, :self.max_steps + 1])) * self.dt_s
+                   + max(o["path_preview_m"]) + PATH_REACH_MARGIN_M)
+        need = min(self.n_path - 1, int(math.ceil(reach_m / o["path_spacing_m"])))
+        best_end, best = -1, None
+        for attempt in range(1, PATH_DRAWS + 1):
+            path = self._draw_path(rng, kappa_max)
+            end = self._end_in_bounds(*path)
+            if end > best_end:
+                best_end, best = end, path
+            if end >= need:
+                break
+        self.path_x[i], self.path_y[i], self.path_heading[i] = best
+        self.end_index[i] = best_end
+        self.episode_summary[i] = {"curvature_max_per_m": kappa_max, "speed_max_mps": speed_max,
+                                   "path_length_m": best_end * o["path_spacing_m"], "path_draws": attempt}
+        return float(best[0][0]), float(best[1][0]), float(best[2][0])
+
+    def _draw_profile(self, i: int, rng: np.random.Generator, speed_max: float) -> None:
+        """Piecewise-constant targets in [speed_min, speed_max] (or stops), reached at the task's limited
+        acceleration and deceleration from rest: ``profile[i]``, m/s per control step."""
+        o = self.options
+        speed_min = min(o["speed_min_mps"], speed_max)
+        targets = np.empty(self.n_profile)
+        k = 0
+        while k < self.n_profile:
+            steps = max(1, int(round(float(rng.uniform(*o["speed_segment_s"])) / self.dt_s)))
+            stop = o["stop_probability"] > 0.0 and float(rng.random()) < o["stop_probability"]
+            targets[k:k + steps] = 0.0 if stop else float(rng.uniform(speed_min, speed_max))
+            k += steps
+        up = o["speed_accel_mps2"] * self.dt_s
+        down = o["speed_decel_mps2"] * self.dt_s
+        v = 0.0
+        profile = self.profile[i]
+        for k in range(self.n_profile):
+            v += min(max(targets[k] - v, -down), up)
+            profile[k] = v
+
+    def _draw_path(self, rng: np.random.Generator, kappa_max: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A path from the spawn point with a random heading: three sine components of curvature scaled to
+        ``kappa_max`` (faded in over ``straight_start_m``), integrated every ``path_spacing_m``.
+        Returns (x, y, heading) arrays of ``n_path`` points."""
+        o = self.options
+        x0, y0 = o["spawn_xy_m"]
+        yaw_lo, yaw_hi = o["spawn_yaw_rad"]
+        yaw0 = float(rng.uniform(yaw_lo, yaw_hi)) if yaw_hi > yaw_lo else yaw_lo
         ds = o["path_spacing_m"]
         s = np.arange(self.n_path) * ds
         kappa = np.zeros(self.n_path)
@@ -164,30 +230,17 @@ class PathSpeedTask:
                 kappa *= t * t * (3.0 - 2.0 * t)
         heading = yaw0 + np.concatenate([[0.0], np.cumsum(0.5 * (kappa[1:] + kappa[:-1]) * ds)])
         mid = 0.5 * (heading[1:] + heading[:-1])
-        self.path_x[i] = x0 + np.concatenate([[0.0], np.cumsum(np.cos(mid) * ds)])
-        self.path_y[i] = y0 + np.concatenate([[0.0], np.cumsum(np.sin(mid) * ds)])
-        self.path_heading[i] = heading
+        x = x0 + np.concatenate([[0.0], np.cumsum(np.cos(mid) * ds)])
+        y = y0 + np.concatenate([[0.0], np.cumsum(np.sin(mid) * ds)])
+        return x, y, heading
 
-        speed_max = o["speed_max_mps"]
-        if kappa_max > 0.0:
-            speed_max = min(speed_max, math.sqrt(o["lateral_accel_max_mps2"] / kappa_max))
-        speed_min = min(o["speed_min_mps"], speed_max)
-        targets = np.empty(self.n_profile)
-        k = 0
-        while k < self.n_profile:
-            steps = max(1, int(round(float(rng.uniform(*o["speed_segment_s"])) / self.dt_s)))
-            stop = o["stop_probability"] > 0.0 and float(rng.random()) < o["stop_probability"]
-            targets[k:k + steps] = 0.0 if stop else float(rng.uniform(speed_min, speed_max))
-            k += steps
-        up = o["speed_accel_mps2"] * self.dt_s
-        down = o["speed_decel_mps2"] * self.dt_s
-        v = 0.0
-        profile = self.profile[i]
-        for k in range(self.n_profile):
-            v += min(max(targets[k] - v, -down), up)
-            profile[k] = v
-        self.episode_summary[i] = {"curvature_max_per_m": kappa_max, "speed_max_mps": speed_max}
-        return float(x0), float(y0), float(yaw0)
+    def _end_in_bounds(self, x: np.ndarray, y: np.ndarray, _heading: np.ndarray) -> int:
+        """Index of the last path point before the path first leaves ``bounds`` (all of it without)."""
+        if self.bounds is None:
+            return self.n_path - 1
+        x_min, x_max, y_min, y_max = self.bounds
+        outside = np.flatnonzero((x < x_min) | (x > x_max) | (y < y_min) | (y > y_max))
+        return self.n_path - 1 if outside.size == 0 else max(int(outside[0]) - 1, 0)
 
     # --- measurement ---------------------------------------------------------------------------------
     def locate(self, x: np.ndarray, y: np.ndarray, rows: np.ndarray, restart: bool = False) -> None:
@@ -224,12 +277,12 @@ class PathSpeedTask:
         t = np.minimum(steps, self.max_steps)
         cols = np.concatenate([[0], self.speed_preview_steps])[None, :] + t[:, None]
         target = self.profile[rows[:, None], np.minimum(cols, self.n_profile - 1)]
-        ahead = np.minimum(j[:, None] + self.preview_offsets[None, :], self.n_path - 1)
+        ahead = np.minimum(j[:, None] + self.preview_offsets[None, :], self.end_index[:, None])
         qx = self.path_x[rows[:, None], ahead] - x[:, None]
         qy = self.path_y[rows[:, None], ahead] - y[:, None]
         cy, sy = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
         points = np.stack([cy * qx + sy * qy, -sy * qx + cy * qy], axis=-1)
-        last = self.n_path - 1 - int(self.preview_offsets.max(initial=0))
+        last = self.end_index - int(self.preview_offsets.max(initial=0))
         return TaskFrame(
             lateral_error_m=lateral, heading_error_rad=heading_error, s_m=s, target_speed=target,
             path_points=points, off_course=np.abs(lateral) > self.options["max_lateral_error_m"],
@@ -237,8 +290,9 @@ class PathSpeedTask:
         )
 
     def path_world(self, i: int) -> np.ndarray:
-        """Vehicle ``i``'s path as an (M, 2) array of world points (for rendering)."""
-        return np.stack([self.path_x[i], self.path_y[i]], axis=-1)
+        """Vehicle ``i``'s path up to its end as an (M, 2) array of world points (for rendering)."""
+        end = int(self.end_index[i]) + 1
+        return np.stack([self.path_x[i, :end], self.path_y[i, :end]], axis=-1)
 
 
 class SpeedTrackingTask(PathSpeedTask):
@@ -273,8 +327,9 @@ class PathFollowingTask(PathSpeedTask):
 TASKS: dict[str, type[PathSpeedTask]] = {cls.name: cls for cls in (SpeedTrackingTask, PathFollowingTask)}
 
 
-def make_task(name: str, n: int, dt_s: float, max_steps: int, options: Mapping | None) -> PathSpeedTask:
-    """The task logic called ``name`` for N vehicles."""
+def make_task(name: str, n: int, dt_s: float, max_steps: int, options: Mapping | None,
+              bounds: tuple[float, float, float, float] | None = None) -> PathSpeedTask:
+    """The task logic called ``name`` for N vehicles (paths inside ``bounds`` when given)."""
     if name not in TASKS:
         raise ValueError(f"task = {name!r}; known tasks: {', '.join(TASKS)}")
-    return TASKS[name](n, dt_s, max_steps, options)
+    return TASKS[name](n, dt_s, max_steps, options, bounds)

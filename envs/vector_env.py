@@ -208,6 +208,11 @@ class RangerVectorEnv(VectorEnv):
             return None
         return tuple(self._render.frame(i) for i in range(self.num_envs))
 
+    @property
+    def window_closed(self) -> bool:
+        """True once the user closed the ``human`` render window (a viewing loop's cue to stop)."""
+        return self._render is not None and self._render.renderer.closed
+
     def close_extras(self, **kwargs: Any) -> None:
         if self._render is not None:
             self._render.close()

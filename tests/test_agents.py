@@ -79,3 +79,36 @@ def test_compare_and_table():
     table = format_table(results)
     assert "speed RMSE m/s" in table and table.count("\n") == 2
     assert np.isfinite(results["pid"]["mean"]["l_per_100km"])
+
+
+def test_watch_saves_one_frame_per_step_and_reports_the_episode(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    from agents.watch import resolve_policy, watch
+
+    env_id, factory, mode, config = resolve_policy("ulc_pure_pursuit", None)
+    assert env_id == PATH and mode == "curvature+ulc_velocity" and config == {}
+    lines = []
+    rows = watch(env_id, factory, mode, {**FLAT, "max_episode_s": 0.5}, episodes=2, seed=7,
+                 frames_dir=tmp_path, printer=lines.append)
+    # 0.5 s at 20 Hz: 10 steps and the time limit; the frame after the reset and one per step
+    assert [r["steps"] for r in rows] == [10, 10] and [r["end"] for r in rows] == ["time limit"] * 2
+    assert [r["seed"] for r in rows] == [7, 8]
+    assert len(list(tmp_path.glob("episode0_*.png"))) == 11 and (tmp_path / "episode1_00010.png").is_file()
+    assert "episode 1 (seed 8)" in lines[1] and "ended: time limit" in lines[1]
+    # the same seed is the same episode as the evaluation's
+    evaluated = evaluate(factory, env_id, episodes=1, seed=7, config={**FLAT, "max_episode_s": 0.5},
+                         action_mode=mode)
+    assert evaluated["per_episode"][0]["episode_return"] == pytest.approx(rows[0]["episode_return"], rel=1e-12)
+
+
+def test_watch_random_policy_and_bad_policy_names(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    from agents.watch import resolve_policy, watch
+
+    env_id, factory, mode, _ = resolve_policy("random", SPEED, seed=1)
+    rows = watch(env_id, factory, mode, FLAT, frames_dir=tmp_path, max_steps=3, printer=None)
+    assert rows[0]["steps"] == 3 and rows[0]["end"] == "stopped"
+    with pytest.raises(ValueError, match="--policy 'pid'.*ulc_pure_pursuit, pedal_pid"):
+        resolve_policy("pid", None)
+    with pytest.raises(FileNotFoundError, match="no model at"):
+        resolve_policy(str(tmp_path / "missing.zip"), None)

@@ -41,6 +41,13 @@ def test_human_mode_opens_a_window_headless():
     env.reset(seed=0)  # renders a frame
     env.step(np.zeros(1, dtype=np.float32))
     assert env.render() is None
+    # closing the window is noticed on the next frame
+    import pygame
+
+    assert not env.unwrapped.window_closed
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+    env.step(np.zeros(1, dtype=np.float32))
+    assert env.unwrapped.window_closed
     env.close()
 
 

@@ -17,7 +17,8 @@ def run_train(*args: str, timeout: float = 600.0) -> subprocess.CompletedProcess
                           timeout=timeout)
 
 
-def test_train_smoke_saves_model_config_and_report(tmp_path):
+def test_train_smoke_saves_model_config_and_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     out = tmp_path / "run"
     done = run_train("--config", "configs/train/smoke.yaml", "--total-steps", "256", "--seed", "3", "--out", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -39,6 +40,14 @@ def test_train_smoke_saves_model_config_and_report(tmp_path):
 
     factory, mode, env_config = load_run_policy(out / "model.zip")
     assert env_config == config["env_config"]
+
+    # watching the trained model uses its environment and config
+    from agents.watch import resolve_policy, watch
+
+    env_id, factory, mode, env_config = resolve_policy(str(out / "model.zip"), None)
+    assert env_id == config["env_id"] and env_config == config["env_config"]
+    rows = watch(env_id, factory, mode, env_config, frames_dir=tmp_path / "frames", max_steps=4, printer=None)
+    assert rows[0]["steps"] == 4 and len(list((tmp_path / "frames").glob("*.png"))) == 5
 
 
 def test_train_refuses_unknown_config_keys(tmp_path):
