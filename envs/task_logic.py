@@ -171,8 +171,9 @@ class PathSpeedTask:
         reach_m = (float(np.sum(self.profile[i, :self.max_steps + 1])) * self.dt_s
                    + max(o["path_preview_m"]) + PATH_REACH_MARGIN_M)
         need = min(self.n_path - 1, int(math.ceil(reach_m / o["path_spacing_m"])))
-        best_end, best = -1, None
-        for attempt in range(1, PATH_DRAWS + 1):
+        best_end, best, draws = -1, None, 0
+        while draws < PATH_DRAWS:
+            draws += 1
             path = self._draw_path(rng, kappa_max)
             end = self._end_in_bounds(*path)
             if end > best_end:
@@ -182,7 +183,7 @@ class PathSpeedTask:
         self.path_x[i], self.path_y[i], self.path_heading[i] = best
         self.end_index[i] = best_end
         self.episode_summary[i] = {"curvature_max_per_m": kappa_max, "speed_max_mps": speed_max,
-                                   "path_length_m": best_end * o["path_spacing_m"], "path_draws": attempt}
+                                   "path_length_m": best_end * o["path_spacing_m"], "path_draws": draws}
         return float(best[0][0]), float(best[1][0]), float(best[2][0])
 
     def _draw_profile(self, i: int, rng: np.random.Generator, speed_max: float) -> None:
