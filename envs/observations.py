@@ -194,8 +194,10 @@ class ObservationBuilder:
             raise ValueError("observations: 'previous_action' needs a Box action mode (dbw_command has none)")
         self.names = names
         self.layout = layout
-        self._bounds: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         entries = {}
+        self._slices: dict[str, tuple[slice, tuple[int, ...]]] = {}
+        lows, highs = [], []
+        width = 0
         for name in names:
             item = ITEMS[name]
             shape = item.shape(layout)
@@ -206,16 +208,28 @@ class ObservationBuilder:
             if not np.isfinite(item.high(layout)):
                 high[...] = np.inf
             entries[name] = spaces.Box(low, high, shape, dtype=np.float32)
-            self._bounds[name] = (np.maximum(low, -FLOAT32_MAX).astype(np.float64),
-                                  np.minimum(high, FLOAT32_MAX).astype(np.float64))
+            size = int(np.prod(shape))
+            self._slices[name] = (slice(width, width + size), shape)
+            width += size
+            lows.append(np.maximum(low, -FLOAT32_MAX).astype(np.float64).ravel())
+            highs.append(np.minimum(high, FLOAT32_MAX).astype(np.float64).ravel())
+        self.width = width
+        self._low = np.concatenate(lows)
+        self._high = np.concatenate(highs)
         self.space = spaces.Dict(entries)
 
     def build(self, frame: Frame) -> dict[str, np.ndarray]:
-        """The observations of all vehicles: ``{name: (N, *shape) float32}``."""
-        out = {}
+        """The observations of all vehicles: ``{name: (N, *shape) float32}``.
+
+        All items go into one (N, width) buffer that is clipped to the space bounds and cleared of NaN
+        (a NaN the items did not handle becomes 0) in one pass; the entries are views of its float32 copy.
+        """
+        n = frame.speed_mps.shape[0]
+        buf = np.empty((n, self.width))
         for name in self.names:
-            low, high = self._bounds[name]
-            value = np.minimum(np.maximum(np.asarray(ITEMS[name].value(frame), dtype=np.float64), low), high)
-            value[np.isnan(value)] = 0.0  # NaN passes maximum/minimum: a NaN the items did not handle
-            out[name] = value.astype(np.float32)
-        return out
+            sl, _shape = self._slices[name]
+            buf[:, sl] = np.reshape(ITEMS[name].value(frame), (n, -1))
+        np.clip(buf, self._low, self._high, out=buf)
+        buf[np.isnan(buf)] = 0.0
+        out32 = buf.astype(np.float32)
+        return {name: out32[:, sl].reshape((n, *shape)) for name, (sl, shape) in self._slices.items()}
