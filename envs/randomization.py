@@ -14,6 +14,8 @@ part of the config does not shift the draws of another. The ``randomization`` se
         hill_wavelength_m: 40
         bump_wavelength_m: 4
         flat_radius_m: 6       # level ground around the spawn point
+        grade_pct: 0           # a tilt of the whole ground, % (rise / run): a number or a range
+        grade_direction_deg: 0 # direction of ascent from +x, counter-clockwise, deg: a number or a range
       patches:                 # null = one surface; else patches of surfaces (acres_gym.terrain.with_patches)
         surfaces: {grass: 3, gravel: 1, packed_dirt: 1, soil: 1}
         scale_m: 20
@@ -30,7 +32,10 @@ part of the config does not shift the draws of another. The ``randomization`` se
         brake_bar: [-2, 2]             # dbw.bias.brake_bar
         steering_center_deg: [-3, 3]   # steering.center_deg
 
-Every value that is a range may also be a single number (no randomisation). Surface ``soil`` is the soil
+Every value that is a range may also be a single number (no randomisation). A grade tilts the flat or
+rough ground by a plane through the spawn point (``acres_gym.terrain.with_grade``): ``grade_pct: [0, 20]``
+with ``grade_direction_deg: 0`` makes every speed-tracking episode a climb of up to 20 % along its line
+(the vehicle spawns aligned with the ground, at rest, in gear after the first step). Surface ``soil`` is the soil
 drawn for the episode: each vehicle of a batch has its own soil row in the surface table
 (``episode_soil_<k>``), rewritten at its reset. The parameter record of a draw is the vehicle's record
 with the payload and bias overrides applied and finalised again (``acres_gym.params``), cached by the
@@ -57,6 +62,7 @@ from acres_gym.terrain import (
     flat,
     make_surface_table,
     rough,
+    with_grade,
     with_patches,
     with_wetness,
 )
@@ -67,7 +73,8 @@ SOIL_SLOT = "episode_soil_{}"
 
 DEFAULTS: dict[str, Any] = {
     "terrain": {"kind": "flat", "size_m": 300.0, "cell_m": 1.0, "surface": "dry_asphalt", "roughness_m": 0.0,
-                "hill_wavelength_m": 40.0, "bump_wavelength_m": 4.0, "flat_radius_m": 6.0},
+                "hill_wavelength_m": 40.0, "bump_wavelength_m": 4.0, "flat_radius_m": 6.0, "grade_pct": 0.0,
+                "grade_direction_deg": 0.0},
     "patches": None,
     "wetness": None,
     "soil": {"names": None, "scale": None},
@@ -76,6 +83,7 @@ DEFAULTS: dict[str, Any] = {
 }
 PATCH_DEFAULTS = {"surfaces": None, "scale_m": 20.0}
 TERRAIN_KINDS = ("flat", "rough")
+MAX_GRADE_PCT = 100.0  # 45 deg: beyond any grade the vehicle can hold or climb
 
 # randomisation key -> vehicle parameter key
 PARAMETER_KEYS = {
@@ -161,6 +169,10 @@ class Randomizer:
         t["bump_wavelength_m"] = number("randomization.terrain.bump_wavelength_m", t["bump_wavelength_m"], 0.0,
                                         t["hill_wavelength_m"], lo_open=True)
         t["flat_radius_m"] = number("randomization.terrain.flat_radius_m", t["flat_radius_m"], 0.0, 1e5)
+        t["grade_pct"] = list(number_range("randomization.terrain.grade_pct", t["grade_pct"], -MAX_GRADE_PCT,
+                                           MAX_GRADE_PCT))
+        t["grade_direction_deg"] = list(number_range("randomization.terrain.grade_direction_deg",
+                                                     t["grade_direction_deg"], -360.0, 360.0))
         out["terrain"] = t
         if out["patches"] is not None:
             p = strip_comments(out["patches"]) if isinstance(out["patches"], Mapping) else None
@@ -268,6 +280,12 @@ class Randomizer:
             roughness = 0.0
             terrain = flat(surface, size_m=t["size_m"], cell_m=t["cell_m"], table=self.table)
         summary["roughness_m"] = roughness
+        grade = _uniform_or_fixed(rngs["terrain"], t["grade_pct"])
+        direction_deg = _uniform_or_fixed(rngs["terrain"], t["grade_direction_deg"])
+        if grade != 0.0:
+            terrain = with_grade(terrain, grade, math.radians(direction_deg), through_xy=spawn_xy)
+        summary["grade_pct"] = grade
+        summary["grade_direction_deg"] = direction_deg
         wet = cfg["wetness"]
         if cfg["patches"]:
             weights = {self._surface_name(k, slot): w for k, w in cfg["patches"]["surfaces"].items()}
@@ -316,6 +334,12 @@ class Randomizer:
     def resolved(self) -> dict:
         """The resolved ``randomization`` section (for the saved config)."""
         return self.config
+
+
+def _uniform_or_fixed(rng: np.random.Generator, value) -> float:
+    """A uniform draw from ``[low, high]``, or ``low`` without a draw when the range is a single value."""
+    lo, hi = value
+    return float(rng.uniform(lo, hi)) if hi > lo else float(lo)
 
 
 def _table_key(field_name: str) -> str:

@@ -8,6 +8,7 @@ through ``check_env``, determinism and the space checks.
 from __future__ import annotations
 
 import copy
+import math
 import os
 import pickle
 import subprocess
@@ -239,6 +240,8 @@ def test_control_rate_must_divide_the_physics_rate():
     ({"randomization": {"terain": {}}}, r"randomization: unknown key 'terain' \(did you mean 'terrain'\?\)"),
     ({"randomization": {"terrain": {"kind": "hills"}}}, r"randomization.terrain.kind = 'hills'; allowed: flat, rough"),
     ({"randomization": {"payload": {"occupants": [1, 9]}}}, r"mass.occupants"),
+    ({"randomization": {"terrain": {"grade_pct": [0, 150]}}},
+     r"randomization.terrain.grade_pct\[1\] = 150.0: expected a number in \[-100.0, 100.0\]"),
     ({"randomization": {"patches": {"surfaces": {"lava": 1}}}}, r"unknown surface 'lava'"),
     ({"max_episode_s": -1}, r"max_episode_s = -1"),
     ({"render_mode": "window"}, r"render_mode = 'window'"),
@@ -339,6 +342,30 @@ def test_randomization_draws_payload_biases_and_soil_from_the_seed():
     assert seen[0] != seen[1] != seen[2]
     _, info = env.reset(seed=1)
     assert info["randomization"] == seen[1]
+
+
+@pytest.mark.parametrize("direction_deg, roll_sign, pitch_sign", [(0.0, 0, -1), (90.0, 1, 0), (180.0, 0, 1)])
+def test_a_drawn_grade_tilts_the_ground_and_the_spawned_vehicle(direction_deg, roll_sign, pitch_sign):
+    # speed tracking heads along +x; body axes x forward, y left, z up: ascent along +x lifts the nose
+    # (a negative rotation about y, pitch < 0), ascent toward +y lifts the left side (roll > 0)
+    cfg = {"randomization": {"terrain": {"kind": "flat", "size_m": 120.0, "grade_pct": [5.0, 20.0],
+                                         "grade_direction_deg": direction_deg},
+                             "patches": None},
+           "task_options": {"spawn_xy_m": [-40.0, 3.0]}}
+    env = make("acres_gym/RangerSpeedTracking-v0", config=cfg)
+    obs, info = env.reset(seed=4)
+    grade = info["randomization"]["grade_pct"]
+    assert 5.0 <= grade <= 20.0 and info["randomization"]["grade_direction_deg"] == direction_deg
+    d = math.radians(direction_deg)
+    gx, gy = env.sim.terrain.terrain(0).gradient_at(10.0, -7.0)
+    assert (gx, gy) == pytest.approx((grade / 100 * math.cos(d), grade / 100 * math.sin(d)), abs=1e-12)
+    assert env.sim.terrain.terrain(0).height_at(-40.0, 3.0) == pytest.approx(0.0, abs=1e-9)  # through the spawn
+    tilt = math.atan(grade / 100)
+    roll, pitch = (float(v) for v in obs["roll_pitch"])
+    assert roll == pytest.approx(roll_sign * tilt, abs=1e-6) and pitch == pytest.approx(pitch_sign * tilt, abs=1e-6)
+    # the same seed draws the same grade; another seed another one
+    assert env.reset(seed=4)[1]["randomization"]["grade_pct"] == grade
+    assert env.reset(seed=5)[1]["randomization"]["grade_pct"] != grade
 
 
 # --- layering ------------------------------------------------------------------------------------------

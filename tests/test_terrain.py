@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from acres_gym.terrain import (
     surface_row,
     surface_table,
     to_file,
+    with_grade,
     with_patches,
     with_polygons,
     with_wetness,
@@ -459,6 +461,20 @@ def test_stack_replace_and_batched_lookup():
         TerrainStack.from_terrains([terrains[0], flat(size_m=10.0)])
     with pytest.raises(IndexError):
         stack.terrain(3)
+
+
+def test_with_grade_adds_an_exact_plane_through_a_point():
+    base = rough(seed=2, roughness_m=0.1, size_m=40.0, cell_m=1.0)
+    tilted = with_grade(base, 12.0, math.radians(30.0), through_xy=(3.0, -4.0))
+    g = 0.12 * np.array([math.cos(math.radians(30.0)), math.sin(math.radians(30.0))])
+    for x, y in ((0.3, 0.7), (-12.2, 9.9), (15.5, -17.0)):
+        rise = g @ np.array([x - 3.0, y + 4.0])
+        assert tilted.height_at(x, y) == pytest.approx(base.height_at(x, y) + rise, abs=1e-12)
+        assert np.subtract(tilted.gradient_at(x, y), base.gradient_at(x, y)) == pytest.approx(g, abs=1e-12)
+    np.testing.assert_array_equal(tilted.surface_id, base.surface_id)
+    assert with_grade(flat(size_m=10.0), -8.0).gradient_at(1.0, 2.0) == pytest.approx((-0.08, 0.0))
+    with pytest.raises(ValueError, match="percent"):
+        with_grade(base, float("nan"))
 
 
 def test_from_config():

@@ -2,7 +2,8 @@
 
 - :mod:`~acres_gym.terrain.surfaces`: the surface table (hard-ground friction, soils) and its friction model.
 - :mod:`~acres_gym.terrain.grid`: :class:`Terrain` (one grid) and :class:`TerrainStack` (one per vehicle).
-- :mod:`~acres_gym.terrain.generate`: flat, slope, split, rough, patches, polygons, files, configs.
+- :mod:`~acres_gym.terrain.generate`: flat, slope, split, rough, grades, patches, polygons, files,
+  configs.
 - :mod:`~acres_gym.terrain.sampling`: ``@njit`` height/gradient and surface lookups for the physics tick.
 """
 
@@ -15,6 +16,7 @@ from acres_gym.terrain.generate import (
     slope,
     split,
     to_file,
+    with_grade,
     with_patches,
     with_polygons,
     with_wetness,
@@ -74,6 +76,7 @@ __all__ = [
     "surface_row",
     "surface_table",
     "to_file",
+    "with_grade",
     "with_patches",
     "with_polygons",
     "with_wetness",

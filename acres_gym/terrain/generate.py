@@ -376,6 +376,24 @@ def with_wetness(terrain: Terrain, wetness) -> Terrain:
                    terrain.origin_y_m, terrain.cell_m, table=terrain.table)
 
 
+def with_grade(terrain: Terrain, percent: float, direction_rad: float = 0.0, through_xy=(0.0, 0.0)) -> Terrain:
+    """A copy of ``terrain`` tilted by a plane: heights plus ``percent / 100`` times the distance along
+    the direction of ascent ``direction_rad`` (from +x, counter-clockwise), zero at ``through_xy``.
+
+    The plane is exact under the bilinear interpolation, so on level ground the gradient is
+    ``percent / 100 (cos d, sin d)`` everywhere inside the grid; on rough ground it adds to the bumps.
+    """
+    grade = _number("percent", percent, -1000.0, 1000.0) / 100.0
+    direction = _number("direction_rad", direction_rad)
+    x0, y0 = (_number("through_xy[0]", through_xy[0]), _number("through_xy[1]", through_xy[1]))
+    ny, nx = terrain.shape
+    x = terrain.origin_x_m + terrain.cell_m * np.arange(nx) - x0
+    y = terrain.origin_y_m + terrain.cell_m * np.arange(ny) - y0
+    plane = grade * (math.cos(direction) * x[None, :] + math.sin(direction) * y[:, None])
+    return Terrain(terrain.height_m + plane, terrain.surface_id.copy(), terrain.wetness.copy(), terrain.origin_x_m,
+                   terrain.origin_y_m, terrain.cell_m, table=terrain.table)
+
+
 # --------------------------------------------------------------------------- files
 def to_file(terrain: Terrain, path: str | Path) -> Path:
     """Save a terrain to ``path`` (compressed ``.npz``; written exactly there) and return the path.
