@@ -50,7 +50,8 @@ output (the emulated pedal the engine sees, throttle bias included), the brake p
 output (the line pressure, bias included), the ULC reference (``nan`` while the ULC is not engaged),
 the VehicleVelocity speeds and the fuel used; after those the enables, timeouts, command sources, gear
 command and reject, the ULC's measurement, preemption and stop hold, the drive mode and the wheel
-speeds. Booleans are written 0 / 1.
+speeds. Booleans are written 0 / 1. Values are the model's at full precision (``dbw_reports`` and the
+environments' observations round them to the CAN resolution of the messages).
 
 Bad input (an unknown column, a cell that is not a number, a time going backwards, a mode number
 outside its enum, no ``time_s`` column; an unknown or out-of-range ``--set`` key, an unknown surface or

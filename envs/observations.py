@@ -33,6 +33,9 @@ name                        shape   meaning (source)
 ``previous_action``         (k,)    the last action (zeros after a reset; Box action modes only)
 =========================== ======= =========================================================================
 
+Report fields arrive at the CAN resolution of their messages (``acres_gym.dbw.reports.REPORT_RESOLUTION``:
+0.1 deg, 0.025 %, 0.05 bar, 0.02 m/s for the ULC's speeds, 0.01 km/h for VehicleVelocity).
+
 ``DEFAULT_OBSERVATIONS`` is the set used when a config does not list its own.
 """
 

@@ -44,7 +44,7 @@ from acres_gym.constants import (
     ULC_VELOCITY,
 )
 from acres_gym.dbw.command import COMMAND_DTYPE, check_commands, make_commands
-from acres_gym.dbw.reports import dbw_reports, flatten_reports
+from acres_gym.dbw.reports import REPORT_RESOLUTION, dbw_reports, flatten_reports
 from acres_gym.dbw.state import DBW_STATE_FIELDS, RING_TICKS, delay_line
 from acres_gym.dbw.step import brake_output_bar, curvature_to_steering_wheel_deg, reset_dbw, step_dbw
 from acres_gym.dbw.throttle import raw_to_pedal_pct
@@ -572,12 +572,39 @@ def test_measured_speeds_from_the_wheels():
     rig.s.wheel_omega_rad_s[0][:] = omega
     rig.tick()
     k = PARAMS["tyre_radius_m"] * PARAMS["speed_scale"]
+    exact = flatten_reports(dbw_reports(rig.p, rig.s, exact=True))
+    assert math.isclose(exact["vehicle_velocity.vehicle_velocity_brake"][0], 9.0 * k)
+    assert math.isclose(exact["vehicle_velocity.vehicle_velocity_propulsion"][0], 7.0 * k)
+    assert math.isclose(exact["ulc.vel_meas"][0], 9.0 * k)
+    # the messages carry them at the CAN resolution: 0.01 km/h, and 0.02 m/s for the ULC
     rep = rig.reports()
-    assert math.isclose(rep["vehicle_velocity.vehicle_velocity_brake"][0], 9.0 * k)
-    assert math.isclose(rep["vehicle_velocity.vehicle_velocity_propulsion"][0], 7.0 * k)
+    kmh = 0.01 / 3.6
+    assert rep["vehicle_velocity.vehicle_velocity_brake"][0] == pytest.approx(round(9.0 * k / kmh) * kmh, abs=1e-12)
+    assert rep["vehicle_velocity.vehicle_velocity_propulsion"][0] == pytest.approx(round(7.0 * k / kmh) * kmh,
+                                                                                   abs=1e-12)
+    assert rep["ulc.vel_meas"][0] == pytest.approx(round(9.0 * k / 0.02) * 0.02, abs=1e-12)
+    assert rep["ulc.vel_meas"][0] != exact["ulc.vel_meas"][0]
     assert rep["vehicle_velocity.dir_src"][0] == 1
     assert rep["wheel_speeds.front_right"][0] == 12.0 and rep["wheel_speeds.rear_right"][0] == 6.0
-    assert math.isclose(rep["ulc.vel_meas"][0], 9.0 * k)
+
+
+def test_reports_carry_their_can_resolution():
+    rig = Rig()
+    rig.steer(STEER_ANGLE, 123.456)
+    rig.throttle(PEDAL_PERCENT, 33.3333)
+    rig.s.wheel_omega_rad_s[0][:] = 17.77
+    rig.run(0.5)
+    rep, exact = rig.reports(), flatten_reports(dbw_reports(rig.p, rig.s, exact=True))
+    for (message, name), resolution in REPORT_RESOLUTION.items():
+        key = f"{message}.{name}"
+        if np.isnan(exact[key][0]):
+            assert np.isnan(rep[key][0]), key
+            continue
+        steps = rep[key][0] / resolution
+        assert steps == pytest.approx(round(steps), abs=1e-9), key  # a whole number of steps
+        assert abs(rep[key][0] - exact[key][0]) <= 0.5 * resolution + 1e-12, key  # the nearest one
+    assert rep["steering.steering_wheel_angle"][0] != exact["steering.steering_wheel_angle"][0]
+    assert rep["wheel_speeds.front_left"][0] == exact["wheel_speeds.front_left"][0]
 
 
 # --------------------------------------------------------------------------- ULC

@@ -26,6 +26,12 @@ messages, each a dict of length-N numpy arrays (copies: later steps do not chang
 The line pressure and pedal the vehicle uses are always in the state (``brake_output_bar``,
 ``throttle_pedal_pct``) for observers that need them without a command.
 
+Values travel over CAN at fixed resolutions (``reference/ds_dbw_msgs.md``), so the reports are rounded
+to them (``REPORT_RESOLUTION``): the steering wheel angle and its command to 0.1 deg, pedal percentages
+to 0.025 %, brake pressures to 0.05 bar, the ULC's speeds to 0.02 m/s and accelerations to 0.05 m/s^2,
+the VehicleVelocity speeds to 0.01 km/h. Wheel speeds (no resolution given) and the steering limits
+stay exact. ``dbw_reports(..., exact=True)`` skips the rounding (the model's own values).
+
 ``flatten_reports`` turns the nested dict into ``{"steering.steering_wheel_angle": array, ...}``.
 """
 
@@ -46,6 +52,24 @@ from acres_gym.dbw.enables import AGE_TOLERANCE_S
 
 DIR_PRNDL = 1  # VehicleVelocity.dir_src: the sign comes from the gear
 
+# (message, field) -> CAN resolution in the field's unit (reference/ds_dbw_msgs.md: SteeringReport angle
+# 0.1 deg; ThrottleReport 0.025 %; BrakeReport 0.05 bar and 0.025 %; UlcReport vel 0.02 m/s, accel
+# 0.05 m/s^2; VehicleVelocity 0.01 km/h)
+KMH = 1.0 / 3.6
+REPORT_RESOLUTION: dict[tuple[str, str], float] = {
+    ("steering", "steering_wheel_angle"): 0.1,
+    ("steering", "cmd"): 0.1,
+    **{("throttle", f): 0.025 for f in ("percent_input", "percent_cmd", "percent_output")},
+    **{("brake", f): 0.05 for f in ("pressure_input", "pressure_cmd", "pressure_output")},
+    **{("brake", f): 0.025 for f in ("percent_input", "percent_cmd", "percent_output")},
+    ("ulc", "vel_ref"): 0.02,
+    ("ulc", "vel_meas"): 0.02,
+    ("ulc", "accel_ref"): 0.05,
+    ("ulc", "accel_meas"): 0.05,
+    ("vehicle_velocity", "vehicle_velocity_brake"): 0.01 * KMH,
+    ("vehicle_velocity", "vehicle_velocity_propulsion"): 0.01 * KMH,
+}
+
 
 def _current(age_s: np.ndarray, timeout_s: np.ndarray) -> np.ndarray:
     return age_s < timeout_s - AGE_TOLERANCE_S
@@ -63,9 +87,15 @@ def _i(x) -> np.ndarray:
     return np.array(x, dtype=np.int64, copy=True)
 
 
-def dbw_reports(params: np.ndarray, state: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
+def quantize(value: np.ndarray, resolution: float) -> np.ndarray:
+    """``value`` rounded to the nearest multiple of ``resolution`` (NaN stays NaN), in place."""
+    np.multiply(np.round(np.divide(value, resolution, out=value), out=value), resolution, out=value)
+    return value
+
+
+def dbw_reports(params: np.ndarray, state: np.ndarray, exact: bool = False) -> dict[str, dict[str, np.ndarray]]:
     """All reports of N vehicles (see the module docstring); ``params`` and ``state`` have length N
-    (or ``params`` length 1, shared)."""
+    (or ``params`` length 1, shared). Values are rounded to their CAN resolution unless ``exact``."""
     p = np.atleast_1d(params)
     s = np.atleast_1d(state)
     n = s.shape[0]
@@ -161,7 +191,7 @@ def dbw_reports(params: np.ndarray, state: np.ndarray) -> dict[str, dict[str, np
     omega = s["wheel_omega_rad_s"]
     wheel_speeds = {name: _f(omega[:, i]) for i, name in enumerate(WHEEL_NAMES)}
 
-    return {
+    reports = {
         "steering": steering,
         "throttle": throttle,
         "brake": brake,
@@ -171,6 +201,10 @@ def dbw_reports(params: np.ndarray, state: np.ndarray) -> dict[str, dict[str, np
         "wheel_speeds": wheel_speeds,
         "dbw_enabled": {"data": _b(s["dbw_enabled"])},
     }
+    if not exact:
+        for (message, name), resolution in REPORT_RESOLUTION.items():
+            quantize(reports[message][name], resolution)
+    return reports
 
 
 def flatten_reports(reports: dict) -> dict[str, np.ndarray]:
