@@ -504,3 +504,22 @@ def test_from_config():
         from_config({"kind": "flat", "patches": {"gravle": 1}})
     with pytest.raises(ValueError, match="cell_m = -1.0 outside"):
         from_config({"kind": "flat", "cell_m": -1})
+
+
+def test_patch_quantile_cut_equals_the_assignment_by_rank():
+    from acres_gym.terrain.generate import _cut_at_quantiles
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        noise = rng.normal(size=tuple(rng.integers(1, 30, 2)))
+        k = int(rng.integers(1, 6))
+        ids = rng.permutation(10)[:k].astype(np.int32)
+        weights = rng.uniform(0.0, 1.0, k) * (rng.random(k) > 0.2)
+        weights = weights / weights.sum() if weights.sum() > 0 else np.eye(k)[0]
+        # the definition: sort the points, hand out the shares in order
+        order = np.argsort(noise, axis=None, kind="stable")
+        bounds = np.rint(np.cumsum(weights) * noise.size).astype(np.int64)
+        bounds[-1] = noise.size
+        by_rank = np.empty(noise.size, np.int32)
+        by_rank[order] = np.repeat(ids, np.diff(np.concatenate([[0], bounds])))
+        np.testing.assert_array_equal(_cut_at_quantiles(noise, ids, weights), by_rank.reshape(noise.shape))

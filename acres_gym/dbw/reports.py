@@ -87,10 +87,7 @@ def _i(x) -> np.ndarray:
     return np.array(x, dtype=np.int64, copy=True)
 
 
-def quantize(value: np.ndarray, resolution: float) -> np.ndarray:
-    """``value`` rounded to the nearest multiple of ``resolution`` (NaN stays NaN), in place."""
-    np.multiply(np.round(np.divide(value, resolution, out=value), out=value), resolution, out=value)
-    return value
+_RESOLUTION_COLUMN = np.array(list(REPORT_RESOLUTION.values()))[:, None]
 
 
 def dbw_reports(params: np.ndarray, state: np.ndarray, exact: bool = False) -> dict[str, dict[str, np.ndarray]]:
@@ -202,8 +199,13 @@ def dbw_reports(params: np.ndarray, state: np.ndarray, exact: bool = False) -> d
         "dbw_enabled": {"data": _b(s["dbw_enabled"])},
     }
     if not exact:
-        for (message, name), resolution in REPORT_RESOLUTION.items():
-            quantize(reports[message][name], resolution)
+        # one block for all rounded fields: three array operations instead of three per field
+        block = np.stack([reports[message][name] for message, name in REPORT_RESOLUTION])
+        np.divide(block, _RESOLUTION_COLUMN, out=block)
+        np.round(block, out=block)
+        np.multiply(block, _RESOLUTION_COLUMN, out=block)
+        for k, (message, name) in enumerate(REPORT_RESOLUTION):
+            reports[message][name] = block[k]
     return reports
 
 

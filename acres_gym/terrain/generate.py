@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
 from acres_gym.terrain.surfaces import SurfaceTable, default_surfaces
@@ -131,11 +131,12 @@ def _fade(t: np.ndarray) -> np.ndarray:
     return t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
 
 
-@njit(cache=True)
-def _perlin_on_grid(gx, gy, u, v, out):
-    """Gradient noise at every grid point (u[i], v[j]) (lattice units) from the lattice gradients
-    (gx, gy)[row, col]: the four corners' dot products blended with the quintic fade."""
-    for j in range(v.size):
+@njit(cache=True, parallel=True)
+def _perlin_on_grid(gx, gy, u, v, amplitude, out):
+    """Adds ``amplitude`` times the gradient noise at every grid point (u[i], v[j]) (lattice units) to
+    ``out``, from the lattice gradients (gx, gy)[row, col]: the four corners' dot products blended with
+    the quintic fade. Rows run in parallel (each row is written by one thread: deterministic)."""
+    for j in prange(v.size):
         jv = int(math.floor(v[j]))
         fv = v[j] - jv
         sv = fv * fv * fv * (fv * (fv * 6.0 - 15.0) + 10.0)
@@ -149,20 +150,20 @@ def _perlin_on_grid(gx, gy, u, v, out):
             n11 = gx[jv + 1, iu + 1] * (fu - 1.0) + gy[jv + 1, iu + 1] * (fv - 1.0)
             a = n00 + su * (n10 - n00)
             b = n01 + su * (n11 - n01)
-            out[j, i] = a + sv * (b - a)
+            out[j, i] += amplitude * (a + sv * (b - a))
 
 
-def _gradient_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelength: float) -> np.ndarray:
-    """One octave of 2-D gradient (Perlin) noise with random unit gradients on a lattice of spacing
-    ``wavelength`` (randomly offset), evaluated on the grid ``x`` (nx,) by ``y`` (ny,) -> (ny, nx)."""
+def _add_gradient_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelength: float,
+                        amplitude: float, out: np.ndarray) -> None:
+    """Adds ``amplitude`` times one octave of 2-D gradient (Perlin) noise, with random unit gradients on a
+    lattice of spacing ``wavelength`` (randomly offset), on the grid ``x`` (nx,) by ``y`` (ny,) to ``out``
+    (ny, nx)."""
     offset = rng.uniform(0.0, 1.0, size=2)
     u = (x - x[0]) / wavelength + offset[0]
     v = (y - y[0]) / wavelength + offset[1]
     angle = rng.uniform(0.0, 2.0 * np.pi, size=(int(np.floor(v[-1])) + 2, int(np.floor(u[-1])) + 2))
-    out = np.empty((y.size, x.size))
     _perlin_on_grid(np.cos(angle), np.sin(angle), np.ascontiguousarray(u, dtype=np.float64),
-                    np.ascontiguousarray(v, dtype=np.float64), out)
-    return out
+                    np.ascontiguousarray(v, dtype=np.float64), float(amplitude), out)
 
 
 def _fractal_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelengths, amplitudes,
@@ -172,7 +173,7 @@ def _fractal_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavel
     for n, (wl, amp) in enumerate(zip(wavelengths, amplitudes, strict=True)):
         if n > 0 and wl < 2.0 * cell:
             break
-        total += amp * _gradient_noise(rng, x, y, wl)
+        _add_gradient_noise(rng, x, y, wl, amp, total)
     return total
 
 
@@ -284,6 +285,27 @@ def _weights(surfaces, table: SurfaceTable) -> tuple[np.ndarray, np.ndarray]:
     return table.surface_ids(names), weights / weights.sum()
 
 
+def _cut_at_quantiles(noise: np.ndarray, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Surface ids by rank of ``noise``: the lowest ``weights[0]`` share of the points gets ``ids[0]``, the
+    next ``weights[1]`` share ``ids[1]``, and so on (int32, the shape of ``noise``).
+
+    The cut values are the order statistics at the share boundaries (``numpy.partition``, linear time);
+    a point takes the first group whose cut value is not below it. For distinct noise values this is
+    exactly the assignment by rank.
+    """
+    flat = noise.ravel()
+    bounds = np.rint(np.cumsum(weights) * flat.size).astype(np.int64)
+    bounds[-1] = flat.size
+    inner = np.unique(np.clip(bounds[:-1] - 1, 0, flat.size - 1))
+    cuts = np.full(len(ids) - 1, -np.inf)
+    if inner.size:
+        values = np.partition(flat, inner)[inner]
+        for k, b in enumerate(bounds[:-1]):
+            cuts[k] = values[np.searchsorted(inner, b - 1)] if b > 0 else -np.inf
+    group = np.searchsorted(cuts, flat, side="left")
+    return np.asarray(ids, dtype=np.int32)[group].reshape(noise.shape)
+
+
 def with_patches(terrain: Terrain, rng, surfaces, scale_m: float = 20.0,
                  wetness_range: tuple[float, float] | None = (0.0, 1.0)) -> Terrain:
     """A copy of ``terrain`` with its surface map replaced by patches of ``surfaces``.
@@ -306,13 +328,7 @@ def with_patches(terrain: Terrain, rng, surfaces, scale_m: float = 20.0,
         hi = _number("wetness_range[1]", wetness_range[1], lo, 1.0)
     noise = _fractal_noise(rng, terrain.x_m, terrain.y_m, [2.0 * scale, scale, 0.5 * scale],
                            [1.0, 0.5, 0.25], terrain.cell_m)
-    order = np.argsort(noise, axis=None, kind="stable")
-    bounds = np.rint(np.cumsum(weights) * noise.size).astype(np.int64)
-    bounds[-1] = noise.size
-    rank_surface = np.repeat(ids, np.diff(np.concatenate([[0], bounds])))
-    sid = np.empty(noise.size, np.int32)
-    sid[order] = rank_surface
-    sid = sid.reshape(noise.shape)
+    sid = _cut_at_quantiles(noise, ids, weights)
     if wetness_range is None:
         wet = np.asarray(table.records.default_wetness)[sid]
     else:
