@@ -1,6 +1,7 @@
 """Train PPO or SAC on an acres_gym task, then compare the trained policy with a classical baseline.
 
     python train.py --config configs/train/ppo_speed_tracking.yaml [--total-steps N] [--seed S] [--out DIR]
+                    [--set env_config.randomization.terrain.grade_pct=[0,15] --set algo_kwargs.gamma=0.99 ...]
 
 Reads top to bottom: the training config, the environment (the native vector env, N vehicles stepped by
 one simulator call, behind the stable-baselines3 adapter), the model, training with checkpoints, the
@@ -42,7 +43,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from agents.evaluate import baseline_entry, compare, format_table
 from agents.sb3_models import SB3Policy, build_model
-from envs.config import plain
+from envs.config import dotted_overrides, merge_configs, plain
 from envs.sb3 import RangerSB3VecEnv
 
 DEFAULTS = {
@@ -75,6 +76,13 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"{path}: unknown key {key!r}{hint}; allowed keys: {', '.join(DEFAULTS)}")
     cfg = {**DEFAULTS, **{k: v for k, v in given.items() if not str(k).startswith("_")}}
+    overrides = dotted_overrides(getattr(args, "overrides", None) or [])
+    for key in overrides:
+        if key not in DEFAULTS:
+            close = difflib.get_close_matches(str(key), list(DEFAULTS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"--set: unknown key {key!r}{hint}; allowed keys: {', '.join(DEFAULTS)}")
+    cfg = merge_configs(cfg, overrides)
     for key in ("total_steps", "seed", "out"):
         if getattr(args, key) is not None:
             cfg[key] = getattr(args, key)
@@ -89,6 +97,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--total-steps", dest="total_steps", type=int, default=None)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", default=None, help="run directory (default runs/<config>_seed<seed>)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config value by dotted key, e.g. env_config.max_episode_s=20 or "
+                             "algo_kwargs.learning_rate=1e-4 (repeatable)")
     args = parser.parse_args(argv)
 
     # --- 1. the config ---------------------------------------------------------------------------------

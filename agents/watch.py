@@ -5,6 +5,7 @@
 ``pedal_pid``), ``random`` (uniform actions from the action space, seeded) or the ``model.zip`` of a
 ``train.py`` run, whose environment and task config are then used (``--env`` overrides the id). Episode
 ``k`` is seeded ``seed + k``, as in ``agents.evaluate``, so what you watch is what the evaluation scored.
+``--config`` and ``--set key.sub=value`` change the task config as in ``agents.evaluate``.
 
 The window runs in real time (the control rate); closing it stops. ``--frames DIR`` draws off screen
 instead (no display needed) and writes ``DIR/episode<k>_<step>.png``, the frame after the reset and one
@@ -23,6 +24,7 @@ import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
 from agents.baselines import BASELINES, baseline_action_mode, make_baseline
+from agents.evaluate import add_config_arguments, config_from_arguments
 
 DEFAULT_ENV = "acres_gym/RangerPathFollowing-v0"
 END_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
@@ -126,10 +128,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="episode k is seeded seed + k")
     parser.add_argument("--frames", default=None, help="save PNG frames in this directory instead of a window")
     parser.add_argument("--max-steps", dest="max_steps", type=int, default=None, help="cut episodes short")
+    add_config_arguments(parser)
     args = parser.parse_args(argv)
-    env_id, factory, mode, config = resolve_policy(args.policy, args.env, args.seed)
-    watch(env_id, factory, mode, config, episodes=args.episodes, seed=args.seed, frames_dir=args.frames,
-          max_steps=args.max_steps)
+    try:
+        env_id, factory, mode, config = resolve_policy(args.policy, args.env, args.seed)
+        config = config_from_arguments(config, args)
+        watch(env_id, factory, mode, config, episodes=args.episodes, seed=args.seed, frames_dir=args.frames,
+              max_steps=args.max_steps)
+    except (ValueError, FileNotFoundError) as exc:
+        parser.error(str(exc))
 
 
 if __name__ == "__main__":

@@ -167,6 +167,33 @@ def merge_configs(base: Mapping, override: Mapping) -> dict:
     return out
 
 
+def dotted_overrides(assignments: Iterable[str], where: str = "--set") -> dict:
+    """Nested overrides from ``key.sub.key=value`` assignments (command lines): the value is read as YAML
+    (``20``, ``[0, 15]``, ``null``, ``{grass: 1}``, ``curvature+ulc_velocity``), the dotted key becomes
+    nested dicts. ``["randomization.terrain.grade_pct=[0, 15]", "control_hz=10"]`` gives
+    ``{"randomization": {"terrain": {"grade_pct": [0, 15]}}, "control_hz": 10}``; merge it with
+    ``merge_configs``. A malformed assignment raises ``ValueError`` quoting it."""
+    out: dict = {}
+    for text in assignments:
+        key, sep, raw = str(text).partition("=")
+        parts = key.strip().split(".")
+        if not sep or not all(p.strip() for p in parts):
+            raise ValueError(f"{where} {text!r}: expected key.sub.key=value, e.g. "
+                             "randomization.terrain.grade_pct=[0,15]")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{where} {text!r}: the value is not valid YAML ({exc.problem})") from None
+        node = out
+        for part in parts[:-1]:
+            child = node.setdefault(part.strip(), {})
+            if not isinstance(child, dict):
+                raise ValueError(f"{where} {text!r}: {part.strip()!r} is already set to a value, not a section")
+            node = child
+        node[parts[-1].strip()] = value
+    return out
+
+
 def check_control_hz(value: Any) -> int:
     """The control rate as an int; ``ValueError`` naming ``control_hz`` and the allowed values otherwise."""
     allowed = ", ".join(map(str, ALLOWED_CONTROL_HZ))

@@ -112,3 +112,22 @@ def test_watch_random_policy_and_bad_policy_names(tmp_path, monkeypatch):
         resolve_policy("pid", None)
     with pytest.raises(FileNotFoundError, match="no model at"):
         resolve_policy(str(tmp_path / "missing.zip"), None)
+
+
+def test_evaluate_command_line_with_config_overrides(capsys):
+    from agents.evaluate import main
+
+    main(["--episodes", "1", "--seed", "3", "--set", "max_episode_s=0.5",
+          "--set", "randomization.terrain={kind: flat, surface: dry_asphalt, grade_pct: 10}",
+          "--set", "randomization.patches=null"])
+    out = capsys.readouterr().out
+    assert out.startswith("acres_gym/RangerSpeedTracking-v0, 1 episodes (seeds from 3):")
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert set(rows) == {"ulc_pure_pursuit", "pedal_pid"} and rows["pedal_pid"][-1] == "10"  # 0.5 s at 20 Hz
+    with pytest.raises(SystemExit) as stop:
+        main(["--episodes", "1", "--set", "randomization.terain.kind=flat"])
+    assert stop.value.code == 2
+    assert "unknown key 'terain' (did you mean 'terrain'?)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--set", "control_hz"])
+    assert "--set 'control_hz': expected key.sub.key=value" in capsys.readouterr().err

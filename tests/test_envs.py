@@ -377,3 +377,20 @@ def test_the_simulator_library_imports_neither_envs_nor_agents():
             "import envs.tasks, envs.sb3, envs.vector_env; "
             "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'agents'); assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+
+
+def test_dotted_overrides_build_nested_sections():
+    from envs.config import dotted_overrides, merge_configs
+
+    got = dotted_overrides(["randomization.terrain.grade_pct=[0, 15]", "control_hz=10", "randomization.patches=null",
+                            "action_mode=curvature+ulc_velocity", "rewards.energy={weight: 0.5}"])
+    assert got == {"randomization": {"terrain": {"grade_pct": [0, 15]}, "patches": None}, "control_hz": 10,
+                   "action_mode": "curvature+ulc_velocity", "rewards": {"energy": {"weight": 0.5}}}
+    merged = merge_configs({"randomization": {"terrain": {"kind": "rough", "grade_pct": 0}}}, got)
+    assert merged["randomization"]["terrain"] == {"kind": "rough", "grade_pct": [0, 15]}
+    for bad, message in (("control_hz", "expected key.sub.key=value"), ("a..b=1", "expected key.sub.key=value"),
+                         ("x=[1, 2", "not valid YAML")):
+        with pytest.raises(ValueError, match=message):
+            dotted_overrides([bad])
+    with pytest.raises(ValueError, match="'a' is already set to a value"):
+        dotted_overrides(["a=1", "a.b=2"])

@@ -20,12 +20,17 @@ def run_train(*args: str, timeout: float = 600.0) -> subprocess.CompletedProcess
 def test_train_smoke_saves_model_config_and_report(tmp_path, monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     out = tmp_path / "run"
-    done = run_train("--config", "configs/train/smoke.yaml", "--total-steps", "256", "--seed", "3", "--out", str(out))
+    done = run_train("--config", "configs/train/smoke.yaml", "--total-steps", "256", "--seed", "3", "--out", str(out),
+                     "--set", "env_config.max_episode_s=8", "--set", "algo_kwargs.learning_rate=0.0005")
     assert done.returncode == 0, done.stderr[-3000:]
     for name in ("model.zip", "config.yaml", "report.json", "vecnormalize.pkl"):
         assert (out / name).is_file(), name
     config = yaml.safe_load((out / "config.yaml").read_text())
     assert config["total_steps"] == 256 and config["seed"] == 3 and config["algo"] == "ppo"
+    # --set merged into the file's sections: the other env_config keys stay
+    assert config["env_config"]["max_episode_s"] == 8 and config["task_config"]["max_episode_s"] == 8
+    assert config["env_config"]["randomization"]["patches"] is None
+    assert config["algo_kwargs"] == {"n_steps": 64, "batch_size": 128, "n_epochs": 2, "learning_rate": 0.0005}
     assert config["task_config"]["task"] == "speed_tracking"  # the resolved task config, every default filled
     assert config["task_config"]["control_hz"] == 20 and "speed_error" in config["task_config"]["rewards"]
     report = json.loads((out / "report.json").read_text())
@@ -56,3 +61,7 @@ def test_train_refuses_unknown_config_keys(tmp_path):
     done = run_train("--config", str(bad), "--out", str(tmp_path / "x"), timeout=120)
     assert done.returncode != 0
     assert "unknown key 'total_step' (did you mean 'total_steps'?)" in done.stderr
+    done = run_train("--config", "configs/train/smoke.yaml", "--out", str(tmp_path / "y"), "--set", "num_env=2",
+                     timeout=120)
+    assert done.returncode != 0
+    assert "--set: unknown key 'num_env' (did you mean 'num_envs'?)" in done.stderr
