@@ -4,7 +4,8 @@
   pure-pursuit law steers (a curvature command): for the ``curvature+ulc_velocity`` action mode (and
   ``dbw_command``, where it sends the same two messages).
 - ``PedalPid``: a PID with speed feed-forward on the throttle and brake pedals (percent), the same
-  pure-pursuit law turned into a steering wheel angle: for ``pedals`` and ``steer_angle+pedals``.
+  pure-pursuit law turned into a steering wheel angle: for ``steer_angle+pedals`` (its default in the
+  evaluation) and ``pedals``.
 
 Both read only the observation (target speed and path points in the body frame, reported speeds), work on
 one observation (``{name: (shape)}``) or a batch (``{name: (N, shape)}``) and return the matching action.
@@ -198,5 +199,7 @@ def make_baseline(name: str, env: Any, **kwargs: Any):
 
 
 def baseline_action_mode(name: str) -> str:
-    """The action mode a baseline drives by default."""
-    return {"ulc_pure_pursuit": "curvature+ulc_velocity", "pedal_pid": "pedals"}[name]
+    """The action mode a baseline drives by default: both steer by pure pursuit, so they follow the
+    winding paths as well as the straight line (the pedal PID also runs in ``pedals``, wheel held
+    straight)."""
+    return {"ulc_pure_pursuit": "curvature+ulc_velocity", "pedal_pid": "steer_angle+pedals"}[name]
