@@ -175,3 +175,19 @@ def test_ppo_learns_a_few_hundred_steps_on_the_native_vector_env():
     assert model.num_timesteps >= 256
     action, _ = model.predict(env.reset(), deterministic=True)
     assert action.shape == (4, 2)
+
+
+def test_sac_from_a_training_config_learns_and_acts_through_sb3_policy():
+    from agents.sb3_models import SB3Policy, build_model
+
+    env = RangerSB3VecEnv.from_config(SHORT, num_envs=2, env_class=RangerPathFollowingVector)
+    model = build_model("sac", env, seed=0, algo_kwargs={"learning_starts": 64, "batch_size": 32,
+                                                         "buffer_size": 1000, "gradient_steps": 1},
+                        policy_kwargs={"net_arch": [32, 32]})
+    model.learn(total_timesteps=160)
+    assert model.num_timesteps >= 160 and model.replay_buffer.size() > 64
+    policy = SB3Policy.factory(model)(None)
+    obs = env.reset()
+    first, second = policy(obs), policy(obs)
+    assert first.shape == (2, 2) and np.all(np.abs(first) <= 1.0)
+    np.testing.assert_array_equal(first, second)  # deterministic actions
