@@ -18,9 +18,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from acres_gym.constants import GEAR_HIGH, GEAR_NONE, PHYSICS_HZ
-from acres_gym.dbw.reports import dbw_reports
+from acres_gym.dbw.reports import report_table
 from acres_gym.sim import RangerSim
 from envs.actions import make_action_mode
 from envs.config import resolve_top_level
@@ -35,33 +36,44 @@ PATH_CLEARANCE_M = 3.0  # paths keep this much farther from the edge: room for t
 STATUS_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
 
 
+KINEMATICS = ("roll", "pitch", "yaw", "speed", "yaw_rate", "axle_x", "axle_y")
+
+
+@njit(cache=True)
+def _fill_kinematics(q, v, omega, pos, cg_forward, cg_left, cg_height, out):
+    """Rows of ``out`` (7, N): roll, pitch, yaw (ZYX) from the quaternions ``q`` (w, x, y, z), forward
+    speed of the CG (world velocity on the body x axis), body yaw rate, and the world (x, y) of the
+    rear-axle midpoint (CG position less the rotated CG offset). ``cg_*`` have length N or 1."""
+    for i in range(q.shape[0]):
+        w, x, y, z = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
+        r00 = 1.0 - 2.0 * (y * y + z * z)
+        r01 = 2.0 * (x * y - w * z)
+        r02 = 2.0 * (x * z + w * y)
+        r10 = 2.0 * (x * y + w * z)
+        r11 = 1.0 - 2.0 * (x * x + z * z)
+        r12 = 2.0 * (y * z - w * x)
+        r20 = 2.0 * (x * z - w * y)
+        r21 = 2.0 * (y * z + w * x)
+        r22 = 1.0 - 2.0 * (x * x + y * y)
+        j = i if cg_forward.shape[0] > 1 else 0
+        cf, cl, ch = cg_forward[j], cg_left[j], cg_height[j]
+        out[0, i] = np.arctan2(r21, r22)
+        out[1, i] = np.arcsin(min(max(-r20, -1.0), 1.0))
+        out[2, i] = np.arctan2(r10, r00)
+        out[3, i] = r00 * v[i, 0] + r10 * v[i, 1] + r20 * v[i, 2]
+        out[4, i] = omega[i, 2]
+        out[5, i] = pos[i, 0] - (r00 * cf + r01 * cl + r02 * ch)
+        out[6, i] = pos[i, 1] - (r10 * cf + r11 * cl + r12 * ch)
+
+
 def body_kinematics(state, params) -> dict[str, np.ndarray]:
     """Roll, pitch, yaw (ZYX), forward speed of the CG, body yaw rate and the rear-axle midpoint's
-    world (x, y) of N vehicles, vectorised (rad, m/s, rad/s, m)."""
-    q = np.asarray(state["orientation_wxyz"], dtype=np.float64)
-    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    r00 = 1.0 - 2.0 * (y * y + z * z)
-    r01 = 2.0 * (x * y - w * z)
-    r02 = 2.0 * (x * z + w * y)
-    r10 = 2.0 * (x * y + w * z)
-    r11 = 1.0 - 2.0 * (x * x + z * z)
-    r12 = 2.0 * (y * z - w * x)
-    r20 = 2.0 * (x * z - w * y)
-    r21 = 2.0 * (y * z + w * x)
-    r22 = 1.0 - 2.0 * (x * x + y * y)
-    v = np.asarray(state["velocity_mps"], dtype=np.float64)
-    speed = r00 * v[:, 0] + r10 * v[:, 1] + r20 * v[:, 2]
-    cf, cl, ch = params["cg_forward_m"], params["cg_left_m"], params["cg_height_m"]
-    pos = np.asarray(state["position_m"], dtype=np.float64)
-    return {
-        "roll": np.arctan2(r21, r22),
-        "pitch": np.arcsin(np.clip(-r20, -1.0, 1.0)),
-        "yaw": np.arctan2(r10, r00),
-        "speed": speed,
-        "yaw_rate": np.asarray(state["angular_velocity_rad_s"], dtype=np.float64)[:, 2].copy(),
-        "axle_x": pos[:, 0] - (r00 * cf + r01 * cl + r02 * ch),
-        "axle_y": pos[:, 1] - (r10 * cf + r11 * cl + r12 * ch),
-    }
+    world (x, y) of N vehicles (rad, m/s, rad/s, m): ``{name: (N,) array}`` for the names of
+    ``KINEMATICS``, computed in one jitted pass (``_fill_kinematics``)."""
+    out = np.empty((len(KINEMATICS), state.shape[0]))
+    _fill_kinematics(state["orientation_wxyz"], state["velocity_mps"], state["angular_velocity_rad_s"],
+                     state["position_m"], params["cg_forward_m"], params["cg_left_m"], params["cg_height_m"], out)
+    return dict(zip(KINEMATICS, out, strict=True))
 
 
 class RangerBatch:
@@ -232,7 +244,8 @@ class RangerBatch:
         state = self.sim.state.view(np.ndarray)
         task = self.task.measure(kin["axle_x"], kin["axle_y"], kin["yaw"], self.steps)
         return Frame(
-            reports=dbw_reports(self.sim.params.view(np.ndarray), state), speed_mps=kin["speed"], roll_rad=kin["roll"],
+            report_table=report_table(self.sim.params.view(np.ndarray), state), speed_mps=kin["speed"],
+            roll_rad=kin["roll"],
             pitch_rad=kin["pitch"], yaw_rad=kin["yaw"], yaw_rate_rad_s=kin["yaw_rate"], axle_x_m=kin["axle_x"],
             axle_y_m=kin["axle_y"], task=task,
             previous_action=self.previous_action.copy() if previous_action is None else previous_action,
@@ -249,7 +262,7 @@ class RangerBatch:
         t = f.task
         st = self.stats
         steps = np.maximum(self.steps, 1)
-        fuel_g = 1e3 * (np.asarray(self.sim.state.fuel_used_kg) - st["fuel0_kg"])
+        fuel_g = 1e3 * (self.sim.state.view(np.ndarray)["fuel_used_kg"] - st["fuel0_kg"])
         km = st["distance_m"] / 1e3
         info = {
             "time_s": self.steps * self.dt_s,

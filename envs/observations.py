@@ -49,6 +49,7 @@ import numpy as np
 from gymnasium import spaces
 
 from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NEUTRAL, GEAR_PARK, GEAR_REVERSE, WHEEL_NAMES
+from acres_gym.dbw.reports import REPORT_ROW
 
 GEAR_ORDER = (GEAR_PARK, GEAR_REVERSE, GEAR_NEUTRAL, GEAR_HIGH, GEAR_LOW)
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -66,7 +67,7 @@ DISTANCE_MAX_M = 1000.0
 class Frame:
     """Everything observations and rewards read after a step (arrays over the N vehicles)."""
 
-    reports: dict[str, dict[str, np.ndarray]]
+    report_table: np.ndarray  # (len(REPORT_FIELDS), N): acres_gym.dbw.reports.report_table
     speed_mps: np.ndarray
     roll_rad: np.ndarray
     pitch_rad: np.ndarray
@@ -77,6 +78,10 @@ class Frame:
     task: Any  # envs.task_logic.TaskFrame
     previous_action: np.ndarray
     brake_max_bar: np.ndarray
+
+    def report(self, key: str) -> np.ndarray:
+        """The report field ``"message.field"`` of all vehicles (float64; booleans 0 / 1, NaN if absent)."""
+        return self.report_table[REPORT_ROW[key]]
 
 
 @dataclass(frozen=True)
@@ -91,11 +96,16 @@ class Layout:
 
 @dataclass(frozen=True)
 class ObservationItem:
+    """One entry of the observation ``Dict``: its shape and bounds for a layout, and either ``value`` (the
+    (N, *shape) values from a frame) or ``report_fields`` (report rows copied as they are, one per element;
+    the builder gathers all such items in one indexing operation)."""
+
     name: str
     shape: Callable[[Layout], tuple[int, ...]]
     low: Callable[[Layout], float]
     high: Callable[[Layout], float]
-    value: Callable[[Frame], np.ndarray]
+    value: Callable[[Frame], np.ndarray] | None = None
+    report_fields: tuple[str, ...] = ()
 
 
 def _col(x: np.ndarray) -> np.ndarray:
@@ -107,19 +117,18 @@ def _zero_nan(x: np.ndarray) -> np.ndarray:
 
 
 def _brake_bar(f: Frame) -> np.ndarray:
-    b = f.reports["brake"]
-    pct = b["percent_output"] * f.brake_max_bar / 100.0
-    return np.where(np.isnan(b["pressure_output"]), pct, b["pressure_output"])
+    pressure = f.report("brake.pressure_output")
+    pct = f.report("brake.percent_output") * f.brake_max_bar / 100.0
+    return np.where(np.isnan(pressure), pct, pressure)
 
 
 def _gear_one_hot(f: Frame) -> np.ndarray:
-    gear = f.reports["gear"]["gear"]
+    gear = f.report("gear.gear")
     return (gear[:, None] == np.asarray(GEAR_ORDER)[None, :]).astype(np.float64)
 
 
 def _valid(f: Frame) -> np.ndarray:
-    r = f.reports
-    cols = [r["steering"]["cmd"], r["throttle"]["percent_output"], _brake_bar(f), r["ulc"]["vel_ref"]]
+    cols = [f.report("steering.cmd"), f.report("throttle.percent_output"), _brake_bar(f), f.report("ulc.vel_ref")]
     return np.stack([~np.isnan(c) for c in cols], axis=1).astype(np.float64)
 
 
@@ -141,24 +150,25 @@ def _item(name, shape, low, high, value) -> None:
     ITEMS[name] = ObservationItem(name, shape, low, high, value)
 
 
-_item("steering_wheel_angle", _one, _lock, _lock_hi,
-      lambda f: _col(f.reports["steering"]["steering_wheel_angle"]))
-_item("steering_cmd", _one, _lock, _lock_hi, lambda f: _col(_zero_nan(f.reports["steering"]["cmd"])))
-_item("throttle_percent_output", _one, _const(0.0), _const(100.0),
-      lambda f: _col(_zero_nan(f.reports["throttle"]["percent_output"])))
+def _report_item(name, low, high, *fields: str) -> None:
+    """An item made of report fields (NaN, an absent value, becomes 0 in the builder)."""
+    shape = (len(fields),)
+    ITEMS[name] = ObservationItem(name, lambda _layout: shape, low, high, report_fields=fields)
+
+
+_report_item("steering_wheel_angle", _lock, _lock_hi, "steering.steering_wheel_angle")
+_report_item("steering_cmd", _lock, _lock_hi, "steering.cmd")
+_report_item("throttle_percent_output", _const(0.0), _const(100.0), "throttle.percent_output")
 _item("brake_pressure_output", _one, _const(0.0), _const(PRESSURE_MAX_BAR), lambda f: _col(_zero_nan(_brake_bar(f))))
 _item("gear", lambda _l: (len(GEAR_ORDER),), _const(0.0), _const(1.0), _gear_one_hot)
-_item("ulc_vel_ref", _one, _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS),
-      lambda f: _col(_zero_nan(f.reports["ulc"]["vel_ref"])))
-_item("ulc_vel_meas", _one, _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), lambda f: _col(f.reports["ulc"]["vel_meas"]))
-_item("ulc_accel_meas", _one, _const(-ACCEL_MAX_MPS2), _const(ACCEL_MAX_MPS2),
-      lambda f: _col(f.reports["ulc"]["accel_meas"]))
-_item("vehicle_velocity", lambda _l: (2,), _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS),
-      lambda f: np.stack([f.reports["vehicle_velocity"]["vehicle_velocity_brake"],
-                          f.reports["vehicle_velocity"]["vehicle_velocity_propulsion"]], axis=1))
-_item("wheel_speeds", lambda _l: (4,), _const(-WHEEL_SPEED_MAX_RAD_S), _const(WHEEL_SPEED_MAX_RAD_S),
-      lambda f: np.stack([f.reports["wheel_speeds"][w] for w in WHEEL_NAMES], axis=1))
-_item("dbw_enabled", _one, _const(0.0), _const(1.0), lambda f: _col(f.reports["dbw_enabled"]["data"]))
+_report_item("ulc_vel_ref", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), "ulc.vel_ref")
+_report_item("ulc_vel_meas", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), "ulc.vel_meas")
+_report_item("ulc_accel_meas", _const(-ACCEL_MAX_MPS2), _const(ACCEL_MAX_MPS2), "ulc.accel_meas")
+_report_item("vehicle_velocity", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS),
+             "vehicle_velocity.vehicle_velocity_brake", "vehicle_velocity.vehicle_velocity_propulsion")
+_report_item("wheel_speeds", _const(-WHEEL_SPEED_MAX_RAD_S), _const(WHEEL_SPEED_MAX_RAD_S),
+             *(f"wheel_speeds.{w}" for w in WHEEL_NAMES))
+_report_item("dbw_enabled", _const(0.0), _const(1.0), "dbw_enabled.data")
 _item("report_valid", lambda _l: (4,), _const(0.0), _const(1.0), _valid)
 _item("yaw_rate", _one, _const(-RATE_MAX_RAD_S), _const(RATE_MAX_RAD_S), lambda f: _col(f.yaw_rate_rad_s))
 _item("roll_pitch", lambda _l: (2,), _const(-np.pi), _const(np.pi),
@@ -217,6 +227,10 @@ class ObservationBuilder:
             lows.append(np.maximum(low, -FLOAT32_MAX).astype(np.float64).ravel())
             highs.append(np.minimum(high, FLOAT32_MAX).astype(np.float64).ravel())
         self.width = width
+        gathered = [(self._slices[n][0], ITEMS[n].report_fields) for n in names if ITEMS[n].report_fields]
+        self._gather_columns = np.array([c for sl, fields in gathered for c in range(sl.start, sl.stop)], np.int64)
+        self._gather_rows = np.array([REPORT_ROW[f] for _, fields in gathered for f in fields], np.int64)
+        self._computed = [n for n in names if not ITEMS[n].report_fields]
         self._low = np.concatenate(lows)
         self._high = np.concatenate(highs)
         self.space = spaces.Dict(entries)
@@ -224,12 +238,15 @@ class ObservationBuilder:
     def build(self, frame: Frame) -> dict[str, np.ndarray]:
         """The observations of all vehicles: ``{name: (N, *shape) float32}``.
 
-        All items go into one (N, width) buffer that is clipped to the space bounds and cleared of NaN
-        (a NaN the items did not handle becomes 0) in one pass; the entries are views of its float32 copy.
+        All items go into one (N, width) buffer (the report items by one gather from the report table) that
+        is clipped to the space bounds and cleared of NaN (an absent report value becomes 0) in one pass;
+        the entries are views of its float32 copy.
         """
         n = frame.speed_mps.shape[0]
         buf = np.empty((n, self.width))
-        for name in self.names:
+        if self._gather_rows.size:
+            buf[:, self._gather_columns] = frame.report_table[self._gather_rows].T
+        for name in self._computed:
             sl, _shape = self._slices[name]
             buf[:, sl] = np.reshape(ITEMS[name].value(frame), (n, -1))
         np.clip(buf, self._low, self._high, out=buf)

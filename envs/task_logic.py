@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 
 from envs.config import check_keys, number, number_range, strip_comments
 
@@ -55,9 +56,54 @@ class TaskFrame:
     path_complete: np.ndarray
 
 
-def wrap_angle(a: np.ndarray) -> np.ndarray:
-    """Angles wrapped to [-pi, pi)."""
-    return (a + np.pi) % (2.0 * np.pi) - np.pi
+@njit(cache=True)
+def _locate(path_x, path_y, x, y, rows, window, index):
+    """For each vehicle in ``rows``: the nearest path point to (x, y) among ``window`` points starting
+    ``SEARCH_BACK`` behind its present index (kept inside the path); NaN distances never win."""
+    n_path = path_x.shape[1]
+    for i in range(index.shape[0]):
+        if not rows[i]:
+            continue
+        start = min(max(index[i] - SEARCH_BACK, 0), n_path - window)
+        best, best_d2 = start, np.inf
+        for j in range(start, start + window):
+            dx = path_x[i, j] - x[i]
+            dy = path_y[i, j] - y[i]
+            d2 = dx * dx + dy * dy
+            if d2 < best_d2:
+                best, best_d2 = j, d2
+        index[i] = best
+
+
+@njit(cache=True)
+def _measure(path_x, path_y, path_heading, profile, index, end_index, preview_offsets, preview_steps,
+             spacing_m, max_steps, x, y, yaw, steps, lateral, heading_error, s, target, points, complete):
+    """The measurements of ``PathSpeedTask.measure`` for every vehicle (module docstring): signed lateral
+    error and heading error against the nearest point, arc length, the target speed now and previewed,
+    the path points ahead in the body frame (never past the path's end), and whether the end is near."""
+    n_profile = profile.shape[1]
+    last_offset = preview_offsets.max() if preview_offsets.size else 0
+    for i in range(x.shape[0]):
+        j = index[i]
+        h = path_heading[i, j]
+        dx = x[i] - path_x[i, j]
+        dy = y[i] - path_y[i, j]
+        ch, sh = np.cos(h), np.sin(h)
+        lateral[i] = -sh * dx + ch * dy
+        s[i] = j * spacing_m + (ch * dx + sh * dy)
+        heading_error[i] = (yaw[i] - h + np.pi) % (2.0 * np.pi) - np.pi
+        t = min(steps[i], max_steps)
+        target[i, 0] = profile[i, min(t, n_profile - 1)]
+        for m in range(preview_steps.size):
+            target[i, m + 1] = profile[i, min(t + preview_steps[m], n_profile - 1)]
+        cy, sy = np.cos(yaw[i]), np.sin(yaw[i])
+        for m in range(preview_offsets.size):
+            a = min(j + preview_offsets[m], end_index[i])
+            qx = path_x[i, a] - x[i]
+            qy = path_y[i, a] - y[i]
+            points[i, m, 0] = cy * qx + sy * qy
+            points[i, m, 1] = -sy * qx + cy * qy
+        complete[i] = j >= end_index[i] - last_offset
 
 
 class PathSpeedTask:
@@ -249,45 +295,25 @@ class PathSpeedTask:
         searches from the start of the path."""
         if restart:
             self.index[rows] = 0
-        idx = np.flatnonzero(rows)
-        if idx.size == 0:
-            return
-        window = min(SEARCH_WINDOW, self.n_path)
-        start = np.clip(self.index[idx] - SEARCH_BACK, 0, self.n_path - window)
-        cand = start[:, None] + np.arange(window)[None, :]
-        px = self.path_x[idx[:, None], cand]
-        py = self.path_y[idx[:, None], cand]
-        d2 = (px - x[idx, None]) ** 2 + (py - y[idx, None]) ** 2
-        d2 = np.where(np.isnan(d2), np.inf, d2)
-        self.index[idx] = cand[np.arange(idx.size), np.argmin(d2, axis=1)]
+        _locate(self.path_x, self.path_y, np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
+                np.asarray(rows, dtype=np.bool_), min(SEARCH_WINDOW, self.n_path), self.index)
 
     def measure(self, x: np.ndarray, y: np.ndarray, yaw: np.ndarray, steps: np.ndarray) -> TaskFrame:
         """The task's measurements for all vehicles at position (x, y), yaw, after ``steps`` control steps
         (a pure function of its inputs and the nearest-point indices)."""
-        n = self.n
-        rows = np.arange(n)
-        j = self.index
-        h = self.path_heading[rows, j]
-        dx = x - self.path_x[rows, j]
-        dy = y - self.path_y[rows, j]
-        ch, sh = np.cos(h), np.sin(h)
-        lateral = -sh * dx + ch * dy
-        along = ch * dx + sh * dy
-        s = j * self.options["path_spacing_m"] + along
-        heading_error = wrap_angle(yaw - h)
-        t = np.minimum(steps, self.max_steps)
-        cols = np.concatenate([[0], self.speed_preview_steps])[None, :] + t[:, None]
-        target = self.profile[rows[:, None], np.minimum(cols, self.n_profile - 1)]
-        ahead = np.minimum(j[:, None] + self.preview_offsets[None, :], self.end_index[:, None])
-        qx = self.path_x[rows[:, None], ahead] - x[:, None]
-        qy = self.path_y[rows[:, None], ahead] - y[:, None]
-        cy, sy = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
-        points = np.stack([cy * qx + sy * qy, -sy * qx + cy * qy], axis=-1)
-        last = self.end_index - int(self.preview_offsets.max(initial=0))
+        n, p, k = self.n, 1 + self.speed_preview_steps.size, self.preview_offsets.size
+        lateral, heading_error, s = np.empty(n), np.empty(n), np.empty(n)
+        target, points = np.empty((n, p)), np.empty((n, k, 2))
+        complete = np.empty(n, dtype=np.bool_)
+        _measure(self.path_x, self.path_y, self.path_heading, self.profile, self.index, self.end_index,
+                 self.preview_offsets, self.speed_preview_steps, float(self.options["path_spacing_m"]),
+                 int(self.max_steps), np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
+                 np.asarray(yaw, dtype=np.float64), np.asarray(steps, dtype=np.int64),
+                 lateral, heading_error, s, target, points, complete)
         return TaskFrame(
             lateral_error_m=lateral, heading_error_rad=heading_error, s_m=s, target_speed=target,
             path_points=points, off_course=np.abs(lateral) > self.options["max_lateral_error_m"],
-            path_complete=j >= last,
+            path_complete=complete,
         )
 
     def path_world(self, i: int) -> np.ndarray:

@@ -394,3 +394,33 @@ def test_dotted_overrides_build_nested_sections():
             dotted_overrides([bad])
     with pytest.raises(ValueError, match="'a' is already set to a value"):
         dotted_overrides(["a=1", "a.b=2"])
+
+
+def test_environment_kernels_run_without_jit():
+    """Reports, body kinematics and the task's path search and measures are jitted per control step; with
+    NUMBA_DISABLE_JIT=1 they run as plain Python and give the same observations."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, numpy as np, gymnasium, acres_gym\n"
+        "env = gymnasium.make('acres_gym/RangerPathFollowing-v0', config={'max_episode_s': 2.0, 'randomization': "
+        "{'terrain': {'kind': 'flat', 'size_m': 100.0}, 'patches': None}, 'task_options': {'spawn_xy_m': [0, 0]}})\n"
+        "obs, _ = env.reset(seed=3)\n"
+        "for k in range(8):\n"
+        "    obs, *_ = env.step(np.array([0.3, 0.5], dtype=np.float32))\n"
+        "print(json.dumps({k: v.tolist() for k, v in obs.items()}))\n"
+    )
+    outputs = []
+    for flag in ("1", "0"):
+        done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, NUMBA_DISABLE_JIT=flag),
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    plain, jitted = outputs
+    assert plain.keys() == jitted.keys()
+    for key in plain:
+        np.testing.assert_allclose(plain[key], jitted[key], rtol=1e-5, atol=1e-5, err_msg=key)
+    assert plain["ulc_vel_ref"][0] > 0.1 and plain["steering_wheel_angle"][0] != 0.0  # commands took effect

@@ -38,6 +38,7 @@ stay exact. ``dbw_reports(..., exact=True)`` skips the rounding (the model's own
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from acres_gym.constants import (
     PEDAL_BRAKE_PRESSURE,
@@ -71,141 +72,130 @@ REPORT_RESOLUTION: dict[tuple[str, str], float] = {
 }
 
 
-def _current(age_s: np.ndarray, timeout_s: np.ndarray) -> np.ndarray:
+# Every report field in message order: (message, field, kind: "f" float, "b" bool, "i" integer). The
+# kernel ``fill_report_table`` writes them in this order, one row each.
+REPORT_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("steering", "steering_wheel_angle", "f"), ("steering", "cmd", "f"), ("steering", "cmd_type", "i"),
+    ("steering", "limiting_value", "b"), ("steering", "limiting_rate", "b"), ("steering", "ready", "b"),
+    ("steering", "enabled", "b"), ("steering", "override_active", "b"), ("steering", "timeout", "b"),
+    ("steering", "fault", "b"), ("steering", "limit_value", "f"), ("steering", "limit_rate", "f"),
+    ("steering", "cmd_src", "i"),
+    ("throttle", "cmd_type", "i"), ("throttle", "percent_input", "f"), ("throttle", "percent_cmd", "f"),
+    ("throttle", "percent_output", "f"), ("throttle", "ready", "b"), ("throttle", "enabled", "b"),
+    ("throttle", "override_active", "b"), ("throttle", "timeout", "b"), ("throttle", "fault", "b"),
+    ("throttle", "cmd_src", "i"),
+    ("brake", "cmd_type", "i"), ("brake", "pressure_input", "f"), ("brake", "pressure_cmd", "f"),
+    ("brake", "pressure_output", "f"), ("brake", "percent_input", "f"), ("brake", "percent_cmd", "f"),
+    ("brake", "percent_output", "f"), ("brake", "ready", "b"), ("brake", "enabled", "b"),
+    ("brake", "override_active", "b"), ("brake", "timeout", "b"), ("brake", "fault", "b"),
+    ("brake", "cmd_src", "i"),
+    ("gear", "gear", "i"), ("gear", "cmd", "i"), ("gear", "driver", "i"), ("gear", "reject", "i"),
+    ("gear", "ready", "b"),
+    ("ulc", "cmd_type", "i"), ("ulc", "vel_ref", "f"), ("ulc", "vel_meas", "f"), ("ulc", "accel_ref", "f"),
+    ("ulc", "accel_meas", "f"), ("ulc", "coast_decel", "b"), ("ulc", "ready", "b"), ("ulc", "enabled", "b"),
+    ("ulc", "override_active", "b"), ("ulc", "preempted", "b"), ("ulc", "timeout", "b"),
+    ("vehicle_velocity", "vehicle_velocity_brake", "f"), ("vehicle_velocity", "vehicle_velocity_propulsion", "f"),
+    ("vehicle_velocity", "dir_src", "i"),
+    *(("wheel_speeds", name, "f") for name in WHEEL_NAMES),
+    ("dbw_enabled", "data", "b"),
+)
+REPORT_ROW: dict[str, int] = {f"{m}.{f}": k for k, (m, f, _) in enumerate(REPORT_FIELDS)}
+"""Row of ``"message.field"`` in the report table."""
+
+_RESOLUTION_BY_ROW = np.zeros(len(REPORT_FIELDS))
+for (_m, _f), _q in REPORT_RESOLUTION.items():
+    _RESOLUTION_BY_ROW[REPORT_ROW[f"{_m}.{_f}"]] = _q
+
+
+@njit(cache=True)
+def _current(age_s, timeout_s):
     return age_s < timeout_s - AGE_TOLERANCE_S
 
 
-def _f(x) -> np.ndarray:
-    return np.array(x, dtype=np.float64, copy=True)
+@njit(cache=True)
+def _b(flag):
+    """A boolean report field as a float: 1.0 or 0.0."""
+    return 1.0 if flag else 0.0
 
 
-def _b(x) -> np.ndarray:
-    return np.array(x, dtype=bool, copy=True)
+@njit(cache=True)
+def _put(out, start, i, resolution, values):
+    """Writes ``values`` (floats) to rows ``start, start + 1, ...`` of column ``i``, each rounded to its
+    row's resolution (0 = exact); returns the next row."""
+    for k in range(len(values)):
+        q = resolution[start + k]
+        out[start + k, i] = np.rint(values[k] / q) * q if q > 0.0 else values[k]
+    return start + len(values)
 
 
-def _i(x) -> np.ndarray:
-    return np.array(x, dtype=np.int64, copy=True)
+@njit(cache=True)
+def fill_report_table(params, state, resolution, out):
+    """Every report field of N vehicles into ``out`` (len(REPORT_FIELDS), N) float64, one row per field in
+    ``REPORT_FIELDS`` order (booleans 0 / 1, integers as floats, NaN for an absent value), rounded to the
+    CAN resolution of each row (``resolution`` per row, 0 = exact). ``params`` has length N or 1."""
+    nan = np.nan
+    for i in range(state.shape[0]):
+        s = state[i]
+        p = params[i] if params.shape[0] > 1 else params[0]
+        timeout_s = p.command_timeout_s
+        steer_on = s.steer_enabled
+        steer_current = _current(s.steer_age_s, timeout_s) and s.steer_msg_mode != STEER_NONE
+        t_filled = s.throttle_report_type != PEDAL_NONE
+        is_bar = s.brake_report_type == PEDAL_BRAKE_PRESSURE
+        is_pct = s.brake_report_type == PEDAL_PERCENT
+        to_pct = 100.0 / p.brake_max_bar
+        ulc_on = s.ulc_enabled
+        ulc_current = _current(s.ulc_age_s, timeout_s)
+        f = float  # every value a float (_b for booleans): homogeneous tuples, one per message, written by _put
+        k = _put(out, 0, i, resolution, (  # steering
+            f(s.steering_wheel_deg), s.steer_ref_deg if steer_on else nan,
+            f(STEER_ANGLE if steer_current else STEER_NONE), _b(s.steer_limiting_value and steer_on),
+            _b(s.steer_limiting_rate and steer_on), 1.0, _b(steer_on), 0.0, _b(s.steer_timeout), 0.0,
+            f(p.steer_lock_deg), f(p.steer_slew_deg_s), 0.0))
+        k = _put(out, k, i, resolution, (  # throttle
+            f(s.throttle_report_type), s.throttle_input_pct if t_filled else nan,
+            s.throttle_cmd_pct if t_filled else nan, s.throttle_pedal_pct if t_filled else nan, 1.0,
+            _b(s.throttle_enabled), 0.0, _b(s.throttle_timeout), 0.0, f(s.throttle_cmd_src)))
+        k = _put(out, k, i, resolution, (  # brake
+            f(s.brake_report_type), s.brake_input_bar if is_bar else nan, s.brake_cmd_bar if is_bar else nan,
+            s.brake_output_bar if is_bar else nan, s.brake_input_bar * to_pct if is_pct else nan,
+            s.brake_cmd_bar * to_pct if is_pct else nan, s.brake_output_bar * to_pct if is_pct else nan, 1.0,
+            _b(s.brake_enabled), 0.0, _b(s.brake_timeout), 0.0, f(s.brake_cmd_src)))
+        k = _put(out, k, i, resolution, (  # gear
+            f(s.gear), f(s.gear_cmd_report), f(s.gear_driver), f(s.gear_reject), 1.0))
+        k = _put(out, k, i, resolution, (  # ulc
+            f(s.ulc_msg_mode if ulc_current else ULC_NONE), s.ulc_vel_ref_mps if ulc_on else nan,
+            f(s.ulc_vel_meas_mps), s.ulc_accel_ref_mps2 if ulc_on else nan, f(s.ulc_accel_meas_mps2),
+            _b(s.ulc_msg_coast_decel and ulc_current), 1.0, _b(ulc_on), 0.0, _b(s.ulc_preempted), _b(s.ulc_timeout)))
+        k = _put(out, k, i, resolution, (  # vehicle_velocity
+            f(s.speed_brake_mps), f(s.speed_propulsion_mps), f(DIR_PRNDL)))
+        w = s.wheel_omega_rad_s
+        k = _put(out, k, i, resolution, (f(w[0]), f(w[1]), f(w[2]), f(w[3])))  # wheel_speeds
+        _put(out, k, i, resolution, (_b(s.dbw_enabled),))  # dbw_enabled
 
 
-_RESOLUTION_COLUMN = np.array(list(REPORT_RESOLUTION.values()))[:, None]
+def report_table(params: np.ndarray, state: np.ndarray, exact: bool = False) -> np.ndarray:
+    """All report fields of N vehicles as one (len(REPORT_FIELDS), N) float64 array (``fill_report_table``);
+    row ``REPORT_ROW["ulc.vel_meas"]`` is that field. Rounded to the CAN resolution unless ``exact``."""
+    p = np.atleast_1d(params)
+    s = np.atleast_1d(state)
+    out = np.empty((len(REPORT_FIELDS), s.shape[0]))
+    fill_report_table(p, s, _EXACT if exact else _RESOLUTION_BY_ROW, out)
+    return out
+
+
+_EXACT = np.zeros(len(REPORT_FIELDS))
+_DTYPES = {"f": np.float64, "b": np.bool_, "i": np.int64}
 
 
 def dbw_reports(params: np.ndarray, state: np.ndarray, exact: bool = False) -> dict[str, dict[str, np.ndarray]]:
     """All reports of N vehicles (see the module docstring); ``params`` and ``state`` have length N
     (or ``params`` length 1, shared). Values are rounded to their CAN resolution unless ``exact``."""
-    p = np.atleast_1d(params)
-    s = np.atleast_1d(state)
-    n = s.shape[0]
-    nan = np.nan
-    false = np.zeros(n, dtype=bool)
-    true = np.ones(n, dtype=bool)
-    timeout_s = np.broadcast_to(p["command_timeout_s"], (n,))
-    brake_max = np.broadcast_to(p["brake_max_bar"], (n,))
-
-    steer_on = s["steer_enabled"]
-    steer_current = _current(s["steer_age_s"], timeout_s) & (s["steer_msg_mode"] != STEER_NONE)
-    steering = {
-        "steering_wheel_angle": _f(s["steering_wheel_deg"]),
-        "cmd": _f(np.where(steer_on, s["steer_ref_deg"], nan)),
-        "cmd_type": _i(np.where(steer_current, STEER_ANGLE, STEER_NONE)),
-        "limiting_value": _b(s["steer_limiting_value"] & steer_on),
-        "limiting_rate": _b(s["steer_limiting_rate"] & steer_on),
-        "ready": _b(true),
-        "enabled": _b(steer_on),
-        "override_active": _b(false),
-        "timeout": _b(s["steer_timeout"]),
-        "fault": _b(false),
-        "limit_value": _f(np.broadcast_to(p["steer_lock_deg"], (n,))),
-        "limit_rate": _f(np.broadcast_to(p["steer_slew_deg_s"], (n,))),
-        "cmd_src": _i(np.zeros(n)),
-    }
-
-    t_type = s["throttle_report_type"]
-    t_filled = t_type != PEDAL_NONE
-    throttle = {
-        "cmd_type": _i(t_type),
-        "percent_input": _f(np.where(t_filled, s["throttle_input_pct"], nan)),
-        "percent_cmd": _f(np.where(t_filled, s["throttle_cmd_pct"], nan)),
-        "percent_output": _f(np.where(t_filled, s["throttle_pedal_pct"], nan)),
-        "ready": _b(true),
-        "enabled": _b(s["throttle_enabled"]),
-        "override_active": _b(false),
-        "timeout": _b(s["throttle_timeout"]),
-        "fault": _b(false),
-        "cmd_src": _i(s["throttle_cmd_src"]),
-    }
-
-    b_type = s["brake_report_type"]
-    is_bar = b_type == PEDAL_BRAKE_PRESSURE
-    is_pct = b_type == PEDAL_PERCENT
-    to_pct = 100.0 / brake_max
-    brake = {
-        "cmd_type": _i(b_type),
-        "pressure_input": _f(np.where(is_bar, s["brake_input_bar"], nan)),
-        "pressure_cmd": _f(np.where(is_bar, s["brake_cmd_bar"], nan)),
-        "pressure_output": _f(np.where(is_bar, s["brake_output_bar"], nan)),
-        "percent_input": _f(np.where(is_pct, s["brake_input_bar"] * to_pct, nan)),
-        "percent_cmd": _f(np.where(is_pct, s["brake_cmd_bar"] * to_pct, nan)),
-        "percent_output": _f(np.where(is_pct, s["brake_output_bar"] * to_pct, nan)),
-        "ready": _b(true),
-        "enabled": _b(s["brake_enabled"]),
-        "override_active": _b(false),
-        "timeout": _b(s["brake_timeout"]),
-        "fault": _b(false),
-        "cmd_src": _i(s["brake_cmd_src"]),
-    }
-
-    gear = {
-        "gear": _i(s["gear"]),
-        "cmd": _i(s["gear_cmd_report"]),
-        "driver": _i(s["gear_driver"]),
-        "reject": _i(s["gear_reject"]),
-        "ready": _b(true),
-    }
-
-    ulc_on = s["ulc_enabled"]
-    ulc_current = _current(s["ulc_age_s"], timeout_s)
-    ulc = {
-        "cmd_type": _i(np.where(ulc_current, s["ulc_msg_mode"], ULC_NONE)),
-        "vel_ref": _f(np.where(ulc_on, s["ulc_vel_ref_mps"], nan)),
-        "vel_meas": _f(s["ulc_vel_meas_mps"]),
-        "accel_ref": _f(np.where(ulc_on, s["ulc_accel_ref_mps2"], nan)),
-        "accel_meas": _f(s["ulc_accel_meas_mps2"]),
-        "coast_decel": _b(s["ulc_msg_coast_decel"] & ulc_current),
-        "ready": _b(true),
-        "enabled": _b(ulc_on),
-        "override_active": _b(false),
-        "preempted": _b(s["ulc_preempted"]),
-        "timeout": _b(s["ulc_timeout"]),
-    }
-
-    vehicle_velocity = {
-        "vehicle_velocity_brake": _f(s["speed_brake_mps"]),
-        "vehicle_velocity_propulsion": _f(s["speed_propulsion_mps"]),
-        "dir_src": _i(np.full(n, DIR_PRNDL)),
-    }
-
-    omega = s["wheel_omega_rad_s"]
-    wheel_speeds = {name: _f(omega[:, i]) for i, name in enumerate(WHEEL_NAMES)}
-
-    reports = {
-        "steering": steering,
-        "throttle": throttle,
-        "brake": brake,
-        "gear": gear,
-        "ulc": ulc,
-        "vehicle_velocity": vehicle_velocity,
-        "wheel_speeds": wheel_speeds,
-        "dbw_enabled": {"data": _b(s["dbw_enabled"])},
-    }
-    if not exact:
-        # one block for all rounded fields: three array operations instead of three per field
-        block = np.stack([reports[message][name] for message, name in REPORT_RESOLUTION])
-        np.divide(block, _RESOLUTION_COLUMN, out=block)
-        np.round(block, out=block)
-        np.multiply(block, _RESOLUTION_COLUMN, out=block)
-        for k, (message, name) in enumerate(REPORT_RESOLUTION):
-            reports[message][name] = block[k]
+    table = report_table(params, state, exact)
+    reports: dict[str, dict[str, np.ndarray]] = {}
+    for k, (message, name, kind) in enumerate(REPORT_FIELDS):
+        row = table[k]
+        reports.setdefault(message, {})[name] = row if kind == "f" else row.astype(_DTYPES[kind])
     return reports
 
 
