@@ -21,8 +21,8 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(PY) -m acres_gym.demo
-	$(PY) -m agents.evaluate --episodes 3 --env acres_gym/RangerSpeedTracking-v0
-	$(PY) -m agents.evaluate --episodes 3 --env acres_gym/RangerPathFollowing-v0
+	$(PY) -m agents.evaluate --episodes 3 --env acres_gym/RangerSpeedTracking-v1
+	$(PY) -m agents.evaluate --episodes 3 --env acres_gym/RangerPathFollowing-v1
 
 test: $(STAMP)
 	$(PY) -m pytest -q

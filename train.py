@@ -16,7 +16,7 @@ saved run, the evaluation. A run directory holds:
 
 Training config keys (``configs/train/*.yaml``; unknown keys are an error):
 
-    algo: ppo | sac                  env_id: a registered id (acres_gym/RangerSpeedTracking-v0)
+    algo: ppo | sac                  env_id: a registered id (acres_gym/RangerSpeedTracking-v1)
     env_config: task config overrides (as gymnasium.make(env_id, config=...))
     num_envs, total_steps, seed, out, device, torch_threads
     normalize_observations, normalize_rewards: VecNormalize on the observations / rewards
@@ -48,7 +48,7 @@ from envs.sb3 import RangerSB3VecEnv
 
 DEFAULTS = {
     "algo": "ppo",
-    "env_id": "acres_gym/RangerSpeedTracking-v0",
+    "env_id": "acres_gym/RangerSpeedTracking-v1",
     "env_config": {},
     "num_envs": 16,
     "total_steps": 200_000,

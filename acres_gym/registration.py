@@ -1,13 +1,14 @@
 """Gymnasium registration of the acres_gym environments (run by ``import acres_gym``).
 
-Ids carry a version; a change of behaviour gets a new version instead of changing an existing one. Entry
-points are strings, so registering imports nothing from ``envs``:
+Ids carry a version; a change of behaviour gets a new version instead of changing an existing one (the
+old id then raises Gymnasium's ``DeprecatedEnv`` naming the new one; the version history is in each task's
+docstring, ``envs.tasks``). Entry points are strings, so registering imports nothing from ``envs``:
 
 =================================== ====================================== =================================
 id                                  entry point                            vector entry point
 =================================== ====================================== =================================
-``acres_gym/RangerSpeedTracking-v0`` ``envs.tasks:RangerSpeedTracking``    ``envs.tasks:RangerSpeedTrackingVector``
-``acres_gym/RangerPathFollowing-v0`` ``envs.tasks:RangerPathFollowing``    ``envs.tasks:RangerPathFollowingVector``
+``acres_gym/RangerSpeedTracking-v1`` ``envs.tasks:RangerSpeedTracking``    ``envs.tasks:RangerSpeedTrackingVector``
+``acres_gym/RangerPathFollowing-v1`` ``envs.tasks:RangerPathFollowing``    ``envs.tasks:RangerPathFollowingVector``
 =================================== ====================================== =================================
 
 ``max_episode_steps`` is read from the task config (``configs/tasks/<name>.yaml``: ``max_episode_s`` x
@@ -18,8 +19,8 @@ itself truncates it. A config that changes the episode length needs ``max_episod
     import gymnasium
     import acres_gym  # noqa: F401  (registers the ids)
 
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v0", render_mode="rgb_array")
-    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v0", num_envs=16,
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v1", render_mode="rgb_array")
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v1", num_envs=16,
                               vectorization_mode="vector_entry_point")
 """
 
@@ -31,9 +32,9 @@ NAMESPACE = "acres_gym"
 
 # id -> (task config name, entry point, vector entry point)
 ENVIRONMENTS: dict[str, tuple[str, str, str]] = {
-    f"{NAMESPACE}/RangerSpeedTracking-v0": ("speed_tracking", "envs.tasks:RangerSpeedTracking",
+    f"{NAMESPACE}/RangerSpeedTracking-v1": ("speed_tracking", "envs.tasks:RangerSpeedTracking",
                                             "envs.tasks:RangerSpeedTrackingVector"),
-    f"{NAMESPACE}/RangerPathFollowing-v0": ("path_following", "envs.tasks:RangerPathFollowing",
+    f"{NAMESPACE}/RangerPathFollowing-v1": ("path_following", "envs.tasks:RangerPathFollowing",
                                             "envs.tasks:RangerPathFollowingVector"),
 }
 

@@ -13,7 +13,7 @@ A policy factory is ``callable(venv) -> policy`` with ``policy(obs) -> actions``
 ``compare({name: (factory, action_mode or None)}, env_id, ...)`` evaluates several on the same seeds and
 ``format_table`` prints them.
 
-Command line: ``python -m agents.evaluate --env acres_gym/RangerSpeedTracking-v0 --episodes 8`` compares
+Command line: ``python -m agents.evaluate --env acres_gym/RangerSpeedTracking-v1 --episodes 8`` compares
 the two classical baselines. ``--model runs/x/model.zip`` adds a trained model (the environment and its
 config then default to the ones it was trained on). ``--config`` and ``--set key.sub=value`` change the
 task config, e.g. ``--set randomization.terrain.grade_pct=[0,15]``: robustness studies on other ground,
@@ -142,7 +142,7 @@ def format_table(results: Mapping[str, Mapping[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default=None,
-                        help="a registered id (default: the model's, else acres_gym/RangerSpeedTracking-v0)")
+                        help="a registered id (default: the model's, else acres_gym/RangerSpeedTracking-v1)")
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--seed", type=int, default=100_000)
     parser.add_argument("--model", default=None, help="a model.zip saved by train.py (its run directory)")
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     add_config_arguments(parser)
     args = parser.parse_args(argv)
     entries = {name: baseline_entry(name) for name in ("ulc_pure_pursuit", "pedal_pid")}
-    env_id, config = args.env or "acres_gym/RangerSpeedTracking-v0", {}
+    env_id, config = args.env or "acres_gym/RangerSpeedTracking-v1", {}
     if args.model:
         from agents.sb3_models import load_run_config, load_run_policy
 

@@ -63,7 +63,7 @@ def _time_vector(env_id: str, n: int, seconds: float, resets: bool) -> float:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="wall time per figure")
-    parser.add_argument("--env", default="acres_gym/RangerSpeedTracking-v0")
+    parser.add_argument("--env", default="acres_gym/RangerSpeedTracking-v1")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{args.env}, 20 Hz control, {os.cpu_count()} CPUs, load average {load:.2f}")

@@ -21,7 +21,7 @@ CONFIG = {"randomization": {"terrain": {"kind": "rough", "size_m": 160.0, "cell_
           "task_options": {"spawn_xy_m": [0.0, 0.0]}}
 
 
-@pytest.mark.parametrize("env_id", ["acres_gym/RangerSpeedTracking-v0", "acres_gym/RangerPathFollowing-v0"])
+@pytest.mark.parametrize("env_id", ["acres_gym/RangerSpeedTracking-v1", "acres_gym/RangerPathFollowing-v1"])
 def test_rgb_array_frames_have_the_configured_shape_and_follow_the_vehicle(env_id):
     env = gymnasium.make(env_id, render_mode="rgb_array", config={**CONFIG, "render": {"width": 320, "height": 240}})
     env.reset(seed=0)
@@ -37,7 +37,7 @@ def test_rgb_array_frames_have_the_configured_shape_and_follow_the_vehicle(env_i
 
 
 def test_human_mode_opens_a_window_headless():
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v0", render_mode="human", config=CONFIG)
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v1", render_mode="human", config=CONFIG)
     env.reset(seed=0)  # renders a frame
     env.step(np.zeros(1, dtype=np.float32))
     assert env.render() is None
@@ -52,7 +52,7 @@ def test_human_mode_opens_a_window_headless():
 
 
 def test_vector_env_renders_one_frame_per_vehicle():
-    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v0", num_envs=2, vectorization_mode="vector_entry_point",
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v1", num_envs=2, vectorization_mode="vector_entry_point",
                               render_mode="rgb_array", config={**CONFIG, "render": {"width": 64, "height": 48}})
     venv.reset(seed=0)
     frames = venv.render()
