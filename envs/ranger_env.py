@@ -83,6 +83,7 @@ class RenderHelper:
             f"rpm {float(s.engine_rpm):5.0f}  gear {gear_names.get(int(s.gear), '?')}",
             f"wheel {float(s.steering_wheel_deg):6.1f} deg",
             f"lat {t.lateral_error_m[i]:+5.2f} m",
+            self._ground_line(i, s),
             f"reward {b.last_reward[i]:+6.3f}  return {b.stats['return'][i]:+8.2f}",
         ]
         ahead = min(int(b.task.index[i]) + 1, b.task.n_path - 1)
@@ -93,6 +94,17 @@ class RenderHelper:
             path_xy=b.task.path_world(i), target_xy=(b.task.path_x[i, ahead], b.task.path_y[i, ahead]),
             hud=hud,
         )
+
+    def _ground_line(self, i: int, s) -> str:
+        """The surfaces under the four wheels (FL FR / RL RR, "-" airborne; the episode's soil by its name)
+        and the deepest soil sinkage."""
+        names = self.batch.sim.terrain.surfaces.names
+        soil = self.batch.summaries[i].get("soil", "soil")
+        under = [("-" if not contact else soil if names[int(sid)].startswith("episode_soil_") else names[int(sid)])
+                 for sid, contact in zip(s.surface_id, s.in_contact, strict=True)]
+        text = f"{under[0]} {under[1]} / {under[2]} {under[3]}" if len(set(under)) > 1 else under[0]
+        sinkage_cm = 100.0 * float(np.max(s.sinkage_m))
+        return f"{text}, sinkage {sinkage_cm:.1f} cm" if sinkage_cm >= 0.05 else text
 
     def close(self) -> None:
         self.renderer.close()

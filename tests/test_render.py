@@ -82,3 +82,20 @@ def test_the_physics_does_not_import_the_renderer():
             "e.step(e.action_space.sample()); "
             "bad = [m for m in ('pygame', 'acres_gym.render') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_hud_names_the_ground_under_the_wheels():
+    from envs.ranger_env import RenderHelper
+
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v1", render_mode="rgb_array",
+                         config={"randomization": {"terrain": {"surface": "soil", "roughness_m": 0.0},
+                                                   "patches": None, "soil": {"names": ["dry_sand"]}}})
+    env.reset(seed=0)
+    for _ in range(20):
+        env.step(np.zeros(1, dtype=np.float32))
+    helper = RenderHelper(env.unwrapped._batch, "rgb_array", {})
+    line = helper._ground_line(0, env.unwrapped.sim.state[0])
+    # the episode's soil by name (not its table slot), and the tyres sunk into it
+    assert line.startswith("dry_sand, sinkage ") and float(line.split()[2]) > 1.0
+    helper.close()
+    env.close()
