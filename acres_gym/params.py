@@ -25,6 +25,7 @@ curve is two list leaves, ``engine.torque_curve_rpm`` and ``engine.torque_curve_
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import math
 import re
@@ -116,6 +117,7 @@ def _unit_suffix(unit: str) -> str:
     return "" if unit in ("1", "") else f" {unit}"
 
 
+@functools.lru_cache(maxsize=1024)
 def _range_text(lo: float, hi: float, unit: str, kind: str = "f") -> str:
     """The allowed range as a phrase, e.g. ``a finite number in [100, 5000] rpm``."""
     if kind == "b":
@@ -423,11 +425,15 @@ def load_vehicle(name_or_path: str | PathLike, overrides: Mapping[str, Any] | No
 # Finalising (seed FinalizeUtvParameters)
 
 
+_FIELD_INDEX = {name: k for k, name in enumerate(PARAMS_DTYPE.names)}
+
+
 def _validate_primary(params: np.record) -> list[str]:
+    values = params.item()  # every field as a Python value in one call (field access one by one is slow)
     errors: list[str] = []
     for param in SCHEMA:
         try:
-            _check_value(param, params[param.field])
+            _check_value(param, values[_FIELD_INDEX[param.field]])
         except ValueError as exc:
             errors.append(str(exc))
     return errors
