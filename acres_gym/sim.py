@@ -239,6 +239,8 @@ class RangerSim:
         _reset_batch(self.params, self.state, mask, self._pose, self._terrain_index)
         cmd = make_commands(1)[0]
         self.commands[idx] = cmd
+        # the AWD switch stays where the vehicle's default puts it until a command moves it
+        self.commands.drive_mode[idx] = self.params.default_drive_mode[idx]
 
     def step(self, n_ticks: int = 1, commands=None) -> None:
         """Advances all vehicles by ``n_ticks`` physics ticks of 1/120 s holding ``commands`` (default

@@ -22,6 +22,10 @@ Box modes take a ``Box(-1, 1, (k,), float32)``; values outside [-1, 1] are clipp
 ``curvature+ulc_velocity`` [curvature, speed]: curvature = a0 x ``curvature_max_per_m`` (STEER_CURVATURE, 1/m;
                          default ``dbw.steering.max_curvature_per_m``, 0.2); the ULC velocity command
                          ``ulc_speed_min_mps`` + (a1 + 1) / 2 x (``ulc_speed_max_mps`` - ``ulc_speed_min_mps``).
+``yaw_rate+ulc_velocity`` [yaw rate, speed]: yaw rate = a0 x ``yaw_rate_max_rad_s`` (STEER_YAW_RATE, rad/s;
+                         default 1.0, the 0.2 1/m curvature limit at 5 m/s, within
+                         ``dbw.steering.max_yaw_rate_rad_s``; the DBW layer steers the curvature yaw rate /
+                         measured speed); the ULC velocity command as above.
 ``steer_angle+ulc_accel`` [steering wheel angle, acceleration]: angle as above; the ULC acceleration command
                          a1 x ``accel_max_mps2`` for a1 >= 0, a1 x ``decel_max_mps2`` below (m/s^2).
 ======================== =======================================================================================
@@ -30,7 +34,8 @@ Box modes take a ``Box(-1, 1, (k,), float32)``; values outside [-1, 1] are clipp
 in ds_dbw units (``steer_mode``, ``steer_cmd``, ``throttle_mode``, ``throttle_cmd``, ``brake_mode``,
 ``brake_cmd``, ``gear_cmd``, ``ulc_mode``, ``ulc_cmd``, the rate and limit fields, ...; see
 ``DbwCommandMode.FIELDS``). A subsystem whose mode is not NONE gets a message with its enable set; keys left
-out keep their neutral value (mode NONE, rates 0 = firmware default). Mode values are the ds_dbw constants
+out keep their neutral value (mode NONE, rates 0 = firmware default, the AWD switch at the vehicle's
+``driveline.default_drive_mode``). Mode values are the ds_dbw constants
 and are checked by ``acres_gym.dbw.command.check_commands`` (an unknown mode raises).
 
 ``ACTION_MODES`` maps names to classes; ``make_action_mode(name, params, options)`` builds one. A mode
@@ -54,6 +59,7 @@ from acres_gym.constants import (
     STEER_ANGLE,
     STEER_CURVATURE,
     STEER_NONE,
+    STEER_YAW_RATE,
     ULC_ACCEL,
     ULC_NONE,
     ULC_VELOCITY,
@@ -313,12 +319,15 @@ class CurvatureUlcVelocity(ActionMode):
     option_defaults = {"curvature_max_per_m": None, "ulc_speed_min_mps": 0.0, "ulc_speed_max_mps": 12.0,
                        **_STEER_OPTIONS, **_ULC_OPTIONS}
 
+    # the steering axis: (decoded key, option of its full scale, the parameter bounding that scale)
+    steer_axis = ("curvature_per_m", "curvature_max_per_m", "max_curvature_per_m")
+
     def _resolve(self, options: dict) -> dict:
-        kmax = float(self.params.max_curvature_per_m)
-        if options["curvature_max_per_m"] is None:
-            options["curvature_max_per_m"] = kmax
-        options["curvature_max_per_m"] = number("action_options.curvature_max_per_m",
-                                                options["curvature_max_per_m"], 0.0, kmax, lo_open=True)
+        key, scale, limit_field = self.steer_axis
+        limit = float(self.params[limit_field])
+        if options[scale] is None:
+            options[scale] = limit
+        options[scale] = number(f"action_options.{scale}", options[scale], 0.0, limit, lo_open=True)
         lo, hi = ULC_VELOCITY_RANGE_MPS
         options["ulc_speed_min_mps"] = number("action_options.ulc_speed_min_mps", options["ulc_speed_min_mps"],
                                               lo, hi)
@@ -329,17 +338,36 @@ class CurvatureUlcVelocity(ActionMode):
 
     def decode(self, batch):
         o = self.options
+        key, scale, _ = self.steer_axis
         span = o["ulc_speed_max_mps"] - o["ulc_speed_min_mps"]
-        return {"curvature_per_m": batch[:, 0] * o["curvature_max_per_m"],
-                "ulc_speed_mps": o["ulc_speed_min_mps"] + 0.5 * (batch[:, 1] + 1.0) * span}
+        return {key: batch[:, 0] * o[scale], "ulc_speed_mps": o["ulc_speed_min_mps"] + 0.5 * (batch[:, 1] + 1.0) * span}
 
-    def encode(self, curvature_per_m=0.0, ulc_speed_mps=0.0):
+    def encode(self, ulc_speed_mps=0.0, **steer):
+        """The normalised actions of a steering command (by its decoded key) and a ULC speed."""
         o = self.options
+        key, scale, _ = self.steer_axis
+        unknown = set(steer) - {key}
+        if unknown:
+            raise TypeError(f"encode() of mode {self.name!r}: unexpected {sorted(unknown)}; give {key} and "
+                            "ulc_speed_mps")
         span = o["ulc_speed_max_mps"] - o["ulc_speed_min_mps"]
-        a0 = np.asarray(curvature_per_m, dtype=np.float64) / o["curvature_max_per_m"]
+        a0 = np.asarray(steer.get(key, 0.0), dtype=np.float64) / o[scale]
         a1 = 2.0 * (np.asarray(ulc_speed_mps, dtype=np.float64) - o["ulc_speed_min_mps"]) / span - 1.0
         cols = np.broadcast_arrays(np.clip(a0, -1, 1), np.clip(a1, -1, 1))
         return np.atleast_2d(np.stack(cols, axis=-1))
+
+
+@register_action_mode
+class YawRateUlcVelocity(CurvatureUlcVelocity):
+    """Yaw rate (STEER_YAW_RATE: the DBW turns it into a curvature at the measured speed) and a ULC
+    velocity command (ULC_VELOCITY)."""
+
+    name = "yaw_rate+ulc_velocity"
+    components = ("yaw_rate", "ulc_speed")
+    steer_command = (STEER_YAW_RATE, "yaw_rate_rad_s")
+    steer_axis = ("yaw_rate_rad_s", "yaw_rate_max_rad_s", "max_yaw_rate_rad_s")
+    option_defaults = {"yaw_rate_max_rad_s": 1.0, "ulc_speed_min_mps": 0.0, "ulc_speed_max_mps": 12.0,
+                       **_STEER_OPTIONS, **_ULC_OPTIONS}
 
 
 @register_action_mode
@@ -411,7 +439,7 @@ class DbwCommandMode(ActionMode):
         "ulc_coast_decel": spaces.Discrete(2),
         "drive_mode": spaces.Discrete(DRIVE_ALL_WHEEL - DRIVE_TURF + 1, start=DRIVE_TURF),
     }
-    NEUTRAL: ClassVar[dict[str, Any]] = {"system_enable": 1, "drive_mode": DRIVE_ALL_WHEEL}
+    NEUTRAL: ClassVar[dict[str, Any]] = {"system_enable": 1}  # drive_mode: the vehicle's default_drive_mode
 
     @property
     def space(self) -> spaces.Space:
@@ -428,7 +456,7 @@ class DbwCommandMode(ActionMode):
         check_keys("dbw_command action", actions, self.FIELDS)
         out: dict[str, np.ndarray] = {}
         for key, space in self.FIELDS.items():
-            default = self.NEUTRAL.get(key, 0)
+            default = int(self.params.default_drive_mode) if key == "drive_mode" else self.NEUTRAL.get(key, 0)
             value = np.asarray(actions.get(key, default))
             if value.ndim == 0 or (n == 1 and value.shape == (1,)):
                 value = np.broadcast_to(value.reshape(()), (n,))

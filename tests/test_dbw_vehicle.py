@@ -293,3 +293,19 @@ def test_throttle_and_brake_biases_shift_the_outputs():
     d.brake_bar(100.0)  # the bias cannot push the line pressure beyond full scale
     d.run(1.5)
     np.testing.assert_allclose(d.s.brake_output_bar, [d.p.brake_max_bar] * 2)
+
+
+def test_the_awd_switch_starts_at_the_vehicles_default_drive_mode():
+    from acres_gym import RangerSim, load_vehicle
+    from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TURF, DRIVE_TWO_WHEEL
+
+    params = load_vehicle("polaris_ranger_crew_xp1000", overrides={"driveline.default_drive_mode": DRIVE_TURF})
+    sim = RangerSim(2, params=params)
+    sim.step(12)
+    assert list(sim.state.drive_mode) == [DRIVE_TURF, DRIVE_TURF]  # commands no longer reset it to AWD
+    sim.commands.drive_mode[1] = DRIVE_TWO_WHEEL  # the switch moves when a command says so
+    sim.step(1)
+    assert list(sim.state.drive_mode) == [DRIVE_TURF, DRIVE_TWO_WHEEL]
+    sim.reset(indices=[1])
+    sim.step(1)
+    assert sim.state.drive_mode[1] == DRIVE_TURF and RangerSim(1).commands.drive_mode[0] == DRIVE_ALL_WHEEL

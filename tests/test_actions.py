@@ -1,0 +1,106 @@
+"""Action modes: normalised actions to DBW commands and back, and what the vehicle does with them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from acres_gym.constants import (
+    DRIVE_ALL_WHEEL,
+    DRIVE_TURF,
+    PEDAL_PERCENT,
+    STEER_ANGLE,
+    STEER_CURVATURE,
+    STEER_YAW_RATE,
+    ULC_ACCEL,
+    ULC_VELOCITY,
+)
+from acres_gym.params import load_vehicle
+from envs.actions import ACTION_MODES, make_action_mode
+from envs.tasks import RangerPathFollowing
+
+BOX_MODES = [name for name in ACTION_MODES if name != "dbw_command"]
+FLAT = {"randomization": {"terrain": {"kind": "flat", "surface": "dry_asphalt", "size_m": 200.0},
+                          "patches": None, "wetness": None, "payload": {"cargo_kg": None, "occupants": None},
+                          "biases": {"ulc_speed_mps": None, "throttle_pct": None, "brake_bar": None,
+                                     "steering_center_deg": None}},
+        "task_options": {"spawn_xy_m": [-60.0, 0.0], "spawn_yaw_rad": 0.0}}
+
+
+@pytest.fixture(scope="module")
+def params():
+    return load_vehicle("polaris_ranger_crew_xp1000")
+
+
+@pytest.mark.parametrize("name", BOX_MODES)
+def test_encode_inverts_decode(name, params):
+    mode = make_action_mode(name, params)
+    actions = np.random.default_rng(0).uniform(-1.0, 1.0, (64, len(mode.components)))
+    if name == "pedals":
+        pass  # one signed axis: decode gives throttle or brake, encode their difference
+    elif name == "steer_angle+pedals":
+        actions[:, 1:] = np.abs(actions[:, 1:])  # the negative half of a pedal axis is the released pedal
+    np.testing.assert_allclose(mode.encode(**mode.decode(actions)), actions, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, steer_mode, steer_key, ulc_mode", [
+    ("steer_angle+pedals", STEER_ANGLE, "steering_wheel_deg", None),
+    ("pedals", STEER_ANGLE, "steering_wheel_deg", None),
+    ("curvature+ulc_velocity", STEER_CURVATURE, "curvature_per_m", ULC_VELOCITY),
+    ("yaw_rate+ulc_velocity", STEER_YAW_RATE, "yaw_rate_rad_s", ULC_VELOCITY),
+    ("steer_angle+ulc_accel", STEER_ANGLE, "steering_wheel_deg", ULC_ACCEL),
+])
+def test_modes_write_their_messages_in_dbw_units(name, steer_mode, steer_key, ulc_mode, params):
+    from acres_gym.dbw.command import make_commands
+
+    mode = make_action_mode(name, params)
+    batch = mode.to_batch(np.full((3, len(mode.components)), 0.5), 3)
+    decoded = mode.decode(batch)
+    cmd = make_commands(3).view(np.ndarray)
+    rows = np.array([True, False, True])
+    mode.write(cmd, batch, rows)
+    assert list(cmd["steer_mode"]) == [steer_mode, 0, steer_mode]
+    np.testing.assert_array_equal(cmd["steer_cmd"][rows], decoded[steer_key][rows])
+    assert cmd["steer_fresh"][0] and not cmd["steer_fresh"][1]
+    if ulc_mode is None:
+        assert cmd["throttle_mode"][0] == PEDAL_PERCENT and cmd["ulc_mode"][0] == 0
+    else:
+        assert cmd["ulc_mode"][0] == ulc_mode and cmd["throttle_mode"][0] == 0 and cmd["ulc_fresh"][0]
+
+
+def test_yaw_rate_mode_scale_and_its_limits(params):
+    mode = make_action_mode("yaw_rate+ulc_velocity", params)
+    assert mode.decode(np.array([[0.5, 1.0]]))["yaw_rate_rad_s"][0] == pytest.approx(0.5)
+    assert mode.decode(np.array([[0.5, 1.0]]))["ulc_speed_mps"][0] == pytest.approx(12.0)
+    with pytest.raises(ValueError, match=r"yaw_rate_max_rad_s = 100.0: expected a number in \(0.0, 8.5\]"):
+        make_action_mode("yaw_rate+ulc_velocity", params, {"yaw_rate_max_rad_s": 100.0})
+    with pytest.raises(TypeError, match="give yaw_rate_rad_s and ulc_speed_mps"):
+        mode.encode(curvature_per_m=0.1)
+
+
+def _steady_yaw_rate(drive_mode: int) -> float:
+    env = RangerPathFollowing(config={**FLAT, "action_mode": "yaw_rate+ulc_velocity", "max_episode_s": 30.0,
+                                      "vehicle_overrides": {"driveline.default_drive_mode": drive_mode},
+                                      "task_options": {**FLAT["task_options"], "max_lateral_error_m": 1e3}})
+    env.reset(seed=0)
+    action = env.action_mode.encode(yaw_rate_rad_s=0.0, ulc_speed_mps=5.0)[0].astype(np.float32)
+    for _ in range(160):  # 8 s: up to speed on a straight line
+        env.step(action)
+    action = env.action_mode.encode(yaw_rate_rad_s=0.3, ulc_speed_mps=5.0)[0].astype(np.float32)
+    rates = []
+    for _ in range(120):  # 6 s of turning; the last 2 s are measured
+        obs, *_ = env.step(action)
+        rates.append(float(obs["yaw_rate"][0]))
+    env.close()
+    return float(np.mean(rates[-40:]))
+
+
+def test_a_yaw_rate_command_turns_the_vehicle_at_that_rate():
+    """Steady turn at 5 m/s on flat asphalt: the DBW maps 0.3 rad/s to the curvature 0.3 / v (measured
+    speed) through the steering ratio and Ackermann geometry. With the open rear differential (Turf) the
+    body yaw rate settles on the command; the locked rear axle of 2WD / AWD makes the rear tyres scrub and
+    the vehicle understeer, so it turns slower."""
+    turf = _steady_yaw_rate(DRIVE_TURF)
+    awd = _steady_yaw_rate(DRIVE_ALL_WHEEL)
+    assert turf == pytest.approx(0.3, rel=0.05)
+    assert 0.6 * turf < awd < 0.95 * turf
