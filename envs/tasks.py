@@ -29,7 +29,8 @@ class RangerSpeedTracking(RangerEnv):
 
     ``Box(-1, 1, (1,), float32)`` in the default ``pedals`` mode: one signed pedal axis, throttle
     100 x a percent for a > 0, brake -100 x a percent for a < 0. Other modes (``action_mode`` in the config):
-    ``steer_angle+pedals``, ``curvature+ulc_velocity``, ``steer_angle+ulc_accel``, ``dbw_command``
+    ``steer_angle+pedals``, ``curvature+ulc_velocity``, ``yaw_rate+ulc_velocity``, ``steer_angle+ulc_accel``,
+    ``dbw_command``
     (see ``envs.actions``).
 
     ## Observation Space
