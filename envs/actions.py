@@ -6,7 +6,7 @@ control step. The messages a mode uses are **re-sent every step** (their ``*_fre
 subsystem whose last message is older than 0.1 s. Subsystems a mode does not use get no messages and stay
 with the driver (pedals released). The gear is not part of the Box modes: on the first control step of
 every episode the environment sends one ``GearCmd`` for H (high range), so the vehicle drives in H
-whatever its default gear.
+whatever its default gear (unless the mode has the gear axis, below).
 
 Box modes take a ``Box(-1, 1, (k,), float32)``; values outside [-1, 1] are clipped, NaN or inf raise a
 ``ValueError`` naming the component:
@@ -29,6 +29,13 @@ Box modes take a ``Box(-1, 1, (k,), float32)``; values outside [-1, 1] are clipp
 ``steer_angle+ulc_accel`` [steering wheel angle, acceleration]: angle as above; the ULC acceleration command
                          a1 x ``accel_max_mps2`` for a1 >= 0, a1 x ``decel_max_mps2`` below (m/s^2).
 ======================== =======================================================================================
+
+The gear is chosen by the environment (H at the start of every episode) unless a Box mode gets
+``action_options: {gear_axis: true}``: the action then has one more component, ``range``, that asks for H
+at or above 1/3 and for L at or below -1/3 (in between: no request). A ``GearCmd`` goes out when the request
+differs from the gear engaged or being shifted to; the DBW layer refuses a shift while the vehicle moves
+faster than ``dbw.gear.shift_max_speed_mps`` (GearReport.reject VEHICLE_SPEED, repeated while the request
+stands) and otherwise shifts through N in ``dbw.gear.shift_s``.
 
 ``dbw_command`` is the raw path for classical controllers and recorded logs: a ``Dict`` of command fields
 in ds_dbw units (``steer_mode``, ``steer_cmd``, ``throttle_mode``, ``throttle_cmd``, ``brake_mode``,
@@ -54,6 +61,9 @@ from gymnasium import spaces
 from acres_gym.constants import (
     DRIVE_ALL_WHEEL,
     DRIVE_TURF,
+    GEAR_HIGH,
+    GEAR_LOW,
+    GEAR_NONE,
     PEDAL_NONE,
     PEDAL_PERCENT,
     STEER_ANGLE,
@@ -69,6 +79,7 @@ from envs.config import check_keys, number, strip_comments
 
 ULC_VELOCITY_RANGE_MPS = (-7.0, 45.0)  # what the firmware-side decoder accepts
 ULC_ACCEL_RANGE_MPS2 = (-6.0, 3.0)
+RANGE_THRESHOLD = 1.0 / 3.0  # the gear axis requests H at or above it, L at or below its negative
 
 
 def _where(n: int, v: int, component: str) -> str:
@@ -87,6 +98,12 @@ class ActionMode:
         check_keys(f"action_options (action mode {self.name!r})", options, self.option_defaults)
         self.params = params
         self.options = self._resolve({**self.option_defaults, **options})
+        gear_axis = self.options.get("gear_axis", False)
+        if not isinstance(gear_axis, bool):
+            raise ValueError(f"action_options.gear_axis = {gear_axis!r} (mode {self.name!r}): expected true/false")
+        self.gear_axis = gear_axis
+        if gear_axis:
+            self.components = type(self).components + ("range",)
 
     def _resolve(self, options: dict) -> dict:
         return options
@@ -129,9 +146,11 @@ class ActionMode:
     steer_command: ClassVar[tuple[int, str] | None] = None
     ulc_command: ClassVar[tuple[int, str] | None] = None
 
-    def write(self, cmd: np.recarray, batch: Any, rows: np.ndarray) -> None:
+    def write(self, cmd: np.recarray, batch: Any, rows: np.ndarray, state: np.ndarray | None = None) -> None:
         """Write the commands of the vehicles selected by the boolean mask ``rows``: the header, the
-        steering message and the pedal or ULC messages the mode declares."""
+        steering message and the pedal or ULC messages the mode declares; with the gear axis, a GearCmd
+        when the requested range differs from the gear engaged or being shifted to (``state.gear_target``;
+        without ``state``, whenever a range is requested)."""
         if self.steer_command is None:
             raise NotImplementedError(f"action mode {self.name!r} declares no commands")
         d = self.decode(batch)
@@ -144,13 +163,41 @@ class ActionMode:
         else:
             ulc_mode, ulc_key = self.ulc_command
             _ulc(cmd, rows, ulc_mode, d[ulc_key], o)
+        if self.gear_axis:
+            gear = d["range_gear"]
+            send = rows & (gear != GEAR_NONE)
+            if state is not None:
+                send &= state["gear_target"] != gear
+            cmd["gear_cmd"][send] = gear[send]
 
     def decode(self, batch: np.ndarray) -> dict[str, np.ndarray]:
-        """The physical commands of an (N, k) batch of normalised actions."""
+        """The physical commands of an (N, k) batch of normalised actions; with the gear axis also
+        ``range_gear``: GEAR_HIGH for a >= 1/3, GEAR_LOW for a <= -1/3, GEAR_NONE (no request) between."""
+        d = self._decode(batch)
+        if self.gear_axis:
+            a = batch[:, -1]
+            d["range_gear"] = np.where(a >= RANGE_THRESHOLD, GEAR_HIGH,
+                                       np.where(a <= -RANGE_THRESHOLD, GEAR_LOW, GEAR_NONE))
+        return d
+
+    def encode(self, range_gear: Any = None, **values: Any) -> np.ndarray:
+        """The normalised (N, k) actions for physical commands (the inverse of ``decode``), clipped;
+        ``range_gear`` (GEAR_HIGH, GEAR_LOW or GEAR_NONE) sets the gear axis when the mode has one."""
+        a = self._encode(**values)
+        if not self.gear_axis:
+            if range_gear is not None:
+                raise TypeError(f"encode() of mode {self.name!r}: range_gear needs action_options.gear_axis: true")
+            return a
+        gear = np.asarray(GEAR_NONE if range_gear is None else range_gear)
+        col = np.where(gear == GEAR_HIGH, 1.0, np.where(gear == GEAR_LOW, -1.0, 0.0))
+        rows = max(a.shape[0], col.size)
+        return np.concatenate([np.broadcast_to(a, (rows, a.shape[1])), np.broadcast_to(col.reshape(-1, 1), (rows, 1))],
+                              axis=1)
+
+    def _decode(self, batch: np.ndarray) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
-    def encode(self, **values: Any) -> np.ndarray:
-        """The normalised (N, k) actions for physical commands (the inverse of ``decode``), clipped."""
+    def _encode(self, **values: Any) -> np.ndarray:
         raise NotImplementedError
 
 
@@ -220,6 +267,7 @@ def _rate(where: str, value: Any) -> float:
 
 
 _STEER_OPTIONS = {"steer_rate_deg_s": 0.0, "steer_accel_deg_s2": 0.0}
+_GEAR_OPTIONS = {"gear_axis": False}  # every Box mode may add the range (H / L) component
 _PEDAL_OPTIONS = {"throttle_rate_inc_pct_s": 0.0, "throttle_rate_dec_pct_s": 0.0,
                   "brake_rate_inc_pct_s": 0.0, "brake_rate_dec_pct_s": 0.0}
 _ULC_OPTIONS = {"ulc_limit_accel_mps2": 0.0, "ulc_limit_decel_mps2": 0.0, "ulc_limit_jerk_throttle_mps3": 0.0,
@@ -265,18 +313,18 @@ class SteerAnglePedals(ActionMode):
     name = "steer_angle+pedals"
     components = ("steering_wheel_angle", "throttle", "brake")
     steer_command = (STEER_ANGLE, "steering_wheel_deg")
-    option_defaults = {"steer_max_deg": None, **_STEER_OPTIONS, **_PEDAL_OPTIONS}
+    option_defaults = {"steer_max_deg": None, **_STEER_OPTIONS, **_GEAR_OPTIONS, **_PEDAL_OPTIONS}
 
     def _resolve(self, options: dict) -> dict:
         options["steer_max_deg"] = _steer_max(self.name, options, self.params)
         _resolve_rates(self.name, options)
         return options
 
-    def decode(self, batch):
+    def _decode(self, batch):
         return {"steering_wheel_deg": batch[:, 0] * self.options["steer_max_deg"],
                 "throttle_pct": _pedal_pct(batch[:, 1]), "brake_pct": _pedal_pct(batch[:, 2])}
 
-    def encode(self, steering_wheel_deg=0.0, throttle_pct=0.0, brake_pct=0.0):
+    def _encode(self, steering_wheel_deg=0.0, throttle_pct=0.0, brake_pct=0.0):
         steer = np.asarray(steering_wheel_deg, dtype=np.float64) / self.options["steer_max_deg"]
         cols = np.broadcast_arrays(np.clip(steer, -1, 1), _pedal_axis(throttle_pct), _pedal_axis(brake_pct))
         return np.atleast_2d(np.stack(cols, axis=-1))
@@ -290,7 +338,7 @@ class Pedals(ActionMode):
     name = "pedals"
     components = ("pedal",)
     steer_command = (STEER_ANGLE, "steering_wheel_deg")
-    option_defaults = {"steer_hold_deg": 0.0, **_STEER_OPTIONS, **_PEDAL_OPTIONS}
+    option_defaults = {"steer_hold_deg": 0.0, **_STEER_OPTIONS, **_GEAR_OPTIONS, **_PEDAL_OPTIONS}
 
     def _resolve(self, options: dict) -> dict:
         lim = float(self.params.steer_command_deg)
@@ -298,11 +346,11 @@ class Pedals(ActionMode):
         _resolve_rates(self.name, options)
         return options
 
-    def decode(self, batch):
+    def _decode(self, batch):
         return {"steering_wheel_deg": np.full(batch.shape[0], self.options["steer_hold_deg"]),
                 "throttle_pct": _pedal_pct(batch[:, 0]), "brake_pct": _pedal_pct(-batch[:, 0])}
 
-    def encode(self, throttle_pct=0.0, brake_pct=0.0, **_ignored):
+    def _encode(self, throttle_pct=0.0, brake_pct=0.0, **_ignored):
         """The pedal axis of throttle and brake percentages (throttle minus brake)."""
         pedal = _pedal_axis(throttle_pct) - _pedal_axis(brake_pct)
         return np.atleast_2d(np.asarray(pedal, dtype=np.float64)[..., None])
@@ -317,7 +365,7 @@ class CurvatureUlcVelocity(ActionMode):
     steer_command = (STEER_CURVATURE, "curvature_per_m")
     ulc_command = (ULC_VELOCITY, "ulc_speed_mps")
     option_defaults = {"curvature_max_per_m": None, "ulc_speed_min_mps": 0.0, "ulc_speed_max_mps": 12.0,
-                       **_STEER_OPTIONS, **_ULC_OPTIONS}
+                       **_STEER_OPTIONS, **_GEAR_OPTIONS, **_ULC_OPTIONS}
 
     # the steering axis: (decoded key, option of its full scale, the parameter bounding that scale)
     steer_axis = ("curvature_per_m", "curvature_max_per_m", "max_curvature_per_m")
@@ -336,13 +384,13 @@ class CurvatureUlcVelocity(ActionMode):
         _resolve_rates(self.name, options)
         return options
 
-    def decode(self, batch):
+    def _decode(self, batch):
         o = self.options
         key, scale, _ = self.steer_axis
         span = o["ulc_speed_max_mps"] - o["ulc_speed_min_mps"]
         return {key: batch[:, 0] * o[scale], "ulc_speed_mps": o["ulc_speed_min_mps"] + 0.5 * (batch[:, 1] + 1.0) * span}
 
-    def encode(self, ulc_speed_mps=0.0, **steer):
+    def _encode(self, ulc_speed_mps=0.0, **steer):
         """The normalised actions of a steering command (by its decoded key) and a ULC speed."""
         o = self.options
         key, scale, _ = self.steer_axis
@@ -367,7 +415,7 @@ class YawRateUlcVelocity(CurvatureUlcVelocity):
     steer_command = (STEER_YAW_RATE, "yaw_rate_rad_s")
     steer_axis = ("yaw_rate_rad_s", "yaw_rate_max_rad_s", "max_yaw_rate_rad_s")
     option_defaults = {"yaw_rate_max_rad_s": 1.0, "ulc_speed_min_mps": 0.0, "ulc_speed_max_mps": 12.0,
-                       **_STEER_OPTIONS, **_ULC_OPTIONS}
+                       **_STEER_OPTIONS, **_GEAR_OPTIONS, **_ULC_OPTIONS}
 
 
 @register_action_mode
@@ -379,7 +427,7 @@ class SteerAngleUlcAccel(ActionMode):
     steer_command = (STEER_ANGLE, "steering_wheel_deg")
     ulc_command = (ULC_ACCEL, "ulc_accel_mps2")
     option_defaults = {"steer_max_deg": None, "accel_max_mps2": 2.0, "decel_max_mps2": 4.0,
-                       **_STEER_OPTIONS, **_ULC_OPTIONS}
+                       **_STEER_OPTIONS, **_GEAR_OPTIONS, **_ULC_OPTIONS}
 
     def _resolve(self, options: dict) -> dict:
         options["steer_max_deg"] = _steer_max(self.name, options, self.params)
@@ -391,13 +439,13 @@ class SteerAngleUlcAccel(ActionMode):
         _resolve_rates(self.name, options)
         return options
 
-    def decode(self, batch):
+    def _decode(self, batch):
         o = self.options
         a = batch[:, 1]
         return {"steering_wheel_deg": batch[:, 0] * o["steer_max_deg"],
                 "ulc_accel_mps2": np.where(a >= 0.0, a * o["accel_max_mps2"], a * o["decel_max_mps2"])}
 
-    def encode(self, steering_wheel_deg=0.0, ulc_accel_mps2=0.0):
+    def _encode(self, steering_wheel_deg=0.0, ulc_accel_mps2=0.0):
         o = self.options
         acc = np.asarray(ulc_accel_mps2, dtype=np.float64)
         a1 = np.where(acc >= 0.0, acc / o["accel_max_mps2"], acc / o["decel_max_mps2"])
@@ -489,7 +537,7 @@ class DbwCommandMode(ActionMode):
     def encode(self, **values):
         return dict(values)
 
-    def write(self, cmd, batch, rows):
+    def write(self, cmd, batch, rows, state=None):
         for key, value in batch.items():
             if key in ("system_enable", "ulc_coast_decel"):
                 cmd[key][rows] = value[rows].astype(bool)

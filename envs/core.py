@@ -176,10 +176,10 @@ class RangerBatch:
         batch = self.action_mode.to_batch(actions, n)
         flat = self.action_mode.flat(batch)
         cmd = self.sim.commands.view(np.ndarray)  # field access without recarray overhead
-        self.action_mode.write(cmd, batch, rows)
+        state = self.sim.state.view(np.ndarray)
+        self.action_mode.write(cmd, batch, rows, state)
         gear = rows & self.gear_pending & (cmd["gear_cmd"] == GEAR_NONE)
         cmd["gear_cmd"][gear] = GEAR_HIGH
-        state = self.sim.state.view(np.ndarray)
         fuel_before = state["fuel_used_kg"].copy()
         x0 = self.frame.axle_x_m.copy()
         y0 = self.frame.axle_y_m.copy()

@@ -8,6 +8,10 @@ import pytest
 from acres_gym.constants import (
     DRIVE_ALL_WHEEL,
     DRIVE_TURF,
+    GEAR_HIGH,
+    GEAR_LOW,
+    GEAR_NONE,
+    GEAR_REJECT_VEHICLE_SPEED,
     PEDAL_PERCENT,
     STEER_ANGLE,
     STEER_CURVATURE,
@@ -104,3 +108,56 @@ def test_a_yaw_rate_command_turns_the_vehicle_at_that_rate():
     awd = _steady_yaw_rate(DRIVE_ALL_WHEEL)
     assert turf == pytest.approx(0.3, rel=0.05)
     assert 0.6 * turf < awd < 0.95 * turf
+
+
+@pytest.mark.parametrize("name", BOX_MODES)
+def test_the_gear_axis_adds_a_range_component(name, params):
+    plain = make_action_mode(name, params)
+    mode = make_action_mode(name, params, {"gear_axis": True})
+    assert mode.components == plain.components + ("range",) and mode.space.shape == (len(plain.components) + 1,)
+    batch = np.zeros((5, len(mode.components)))
+    batch[:, -1] = [-1.0, -0.34, 0.0, 0.34, 1.0]
+    assert list(mode.decode(batch)["range_gear"]) == [GEAR_LOW, GEAR_LOW, GEAR_NONE, GEAR_HIGH, GEAR_HIGH]
+    encoded = mode.encode(range_gear=np.array([GEAR_LOW, GEAR_NONE, GEAR_HIGH]))
+    assert encoded.shape == (3, len(mode.components)) and list(encoded[:, -1]) == [-1.0, 0.0, 1.0]
+    with pytest.raises(TypeError, match="range_gear needs action_options.gear_axis: true"):
+        plain.encode(range_gear=GEAR_LOW)
+    with pytest.raises(ValueError, match="gear_axis = 'yes'"):
+        make_action_mode(name, params, {"gear_axis": "yes"})
+
+
+def test_a_gear_message_goes_out_only_when_the_range_changes(params):
+    from acres_gym.dbw.command import make_commands
+    from acres_gym.state import STATE_DTYPE
+
+    mode = make_action_mode("curvature+ulc_velocity", params, {"gear_axis": True})
+    state = np.zeros(3, STATE_DTYPE)
+    state["gear_target"] = [GEAR_LOW, GEAR_HIGH, GEAR_HIGH]
+    cmd = make_commands(3).view(np.ndarray)
+    mode.write(cmd, mode.encode(range_gear=np.array([GEAR_LOW, GEAR_LOW, GEAR_NONE])), np.ones(3, bool), state)
+    assert list(cmd["gear_cmd"]) == [GEAR_NONE, GEAR_LOW, GEAR_NONE]
+
+
+def test_the_agent_chooses_low_range_and_a_moving_shift_is_refused():
+    """Low range from the start (instead of the automatic H), then a request for H while rolling at 3 m/s:
+    the Ranger shifts only below dbw.gear.shift_max_speed_mps (0.5 m/s), so the gear report rejects it
+    (VEHICLE_SPEED) and L stays; stopped, the same request goes through."""
+    env = RangerPathFollowing(config={**FLAT, "action_options": {"gear_axis": True}})
+    env.reset(seed=0)
+    mode, sim = env.action_mode, env.sim
+
+    def drive(speed_mps, gear, steps):
+        action = mode.encode(curvature_per_m=0.0, ulc_speed_mps=speed_mps, range_gear=gear)[0].astype(np.float32)
+        for _ in range(steps):
+            obs, *_ = env.step(action)
+        return obs
+
+    obs = drive(3.0, GEAR_LOW, 200)
+    assert sim.state.gear[0] == GEAR_LOW and obs["gear"].tolist() == [0, 0, 0, 0, 1]  # P R N H L one-hot
+    assert obs["vehicle_velocity"][0] > 2.5
+    drive(3.0, GEAR_HIGH, 10)
+    assert sim.state.gear[0] == GEAR_LOW and sim.state.gear_reject[0] == GEAR_REJECT_VEHICLE_SPEED
+    drive(0.0, GEAR_NONE, 160)  # stop (and keep the low range)
+    obs = drive(0.0, GEAR_HIGH, 60)  # 3 s: the 1.5 s shift through N
+    assert sim.state.gear[0] == GEAR_HIGH and obs["gear"].tolist() == [0, 0, 0, 1, 0]
+    env.close()
