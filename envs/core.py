@@ -2,9 +2,11 @@
 
 One object holds a ``RangerSim`` of N vehicles and, vectorised over them, the action mode, the task, the
 reward terms, the observation builder and the randomisation. A control step is one ``RangerSim.step``
-call for all N vehicles (``120 / control_hz`` physics ticks); everything else is numpy over the N axis,
-once per control step. Vehicles are independent: vehicle ``i`` of a batch computes exactly what a batch
-of one computes for the same seeds and actions.
+call for all N vehicles (``120 / control_hz`` physics ticks); everything else runs once per control step
+over the N axis: the reports (``report_table``), the body motion (``body_kinematics``) and the task's path
+search and measures as small jitted loops, the actions, rewards and observations as numpy. Vehicles are
+independent: vehicle ``i`` of a batch computes exactly what a batch of one computes for the same seeds and
+actions.
 
 Seeds: ``reset_rows(rows, seeds)`` takes one integer episode seed per vehicle (the environments draw it
 from their Gymnasium generator); the episode's draws come from independent streams spawned from it

@@ -2,7 +2,7 @@
 
 A native ``gymnasium.vector.VectorEnv``: the N vehicles share one simulator (one jitted call advances
 them all by ``120 / control_hz`` ticks, vehicles in parallel threads), and the action mode, task,
-rewards and observations run once per step as numpy over the N axis. Vehicle ``i`` behaves exactly as a
+rewards and observations run once per step over the N axis (``envs.core``). Vehicle ``i`` behaves exactly as a
 single ``RangerEnv`` with the same config, reset with seed ``seed + i`` and given the same actions: its
 per-vehicle Gymnasium generator is seeded the same way and every episode seed is drawn from it.
 
