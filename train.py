@@ -2,6 +2,7 @@
 
     python train.py --config configs/train/ppo_speed_tracking.yaml [--total-steps N] [--seed S] [--out DIR]
                     [--set env_config.randomization.terrain.grade_pct=[0,15] --set algo_kwargs.gamma=0.99 ...]
+                    [--resume runs/<run>/model.zip | runs/<run>/checkpoints/model_<steps>_steps.zip]
 
 Reads top to bottom: the training config, the environment (the native vector env, N vehicles stepped by
 one simulator call, behind the stable-baselines3 adapter), the model, training with checkpoints, the
@@ -31,6 +32,7 @@ import argparse
 import difflib
 import importlib.util
 import json
+import re
 import time
 from pathlib import Path
 
@@ -42,7 +44,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from agents.evaluate import baseline_entry, compare, format_table
-from agents.sb3_models import SB3Policy, build_model
+from agents.sb3_models import SB3Policy, algorithm_class, build_model
 from envs.config import dotted_overrides, merge_configs, plain
 from envs.sb3 import RangerSB3VecEnv
 
@@ -91,6 +93,19 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
     return cfg
 
 
+def resume_files(model_zip: str) -> tuple[Path, Path | None]:
+    """The model to resume from and its observation normaliser: ``vecnormalize.pkl`` beside a run's
+    ``model.zip``, ``model_vecnormalize_<steps>_steps.pkl`` beside a checkpoint ``model_<steps>_steps.zip``
+    (None when the run did not normalise)."""
+    model = Path(model_zip)
+    if not model.is_file():
+        raise FileNotFoundError(f"--resume {model_zip}: no such model (a run's model.zip or a checkpoint .zip)")
+    steps = re.fullmatch(r"model_(\d+)_steps", model.stem)
+    name = f"model_vecnormalize_{steps.group(1)}_steps.pkl" if steps else "vecnormalize.pkl"
+    normalizer = model.parent / name
+    return model, normalizer if normalizer.is_file() else None
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description="Train PPO or SAC on an acres_gym task.")
     parser.add_argument("--config", required=True, help="a training config, e.g. configs/train/smoke.yaml")
@@ -100,6 +115,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a config value by dotted key, e.g. env_config.max_episode_s=20 or "
                              "algo_kwargs.learning_rate=1e-4 (repeatable)")
+    parser.add_argument("--resume", default=None, metavar="MODEL_ZIP",
+                        help="continue from a saved model (a run's model.zip or a checkpoint) for total_steps more")
     args = parser.parse_args(argv)
 
     # --- 1. the config ---------------------------------------------------------------------------------
@@ -113,19 +130,28 @@ def main(argv: list[str] | None = None) -> dict:
                               config=cfg["env_config"], autoreset_mode="SameStep")
     env = RangerSB3VecEnv(venv)
     env.seed(cfg["seed"])
-    if cfg["normalize_observations"] or cfg["normalize_rewards"]:
+    resume = resume_files(args.resume) if args.resume else None
+    if resume is not None and resume[1] is not None:
+        env = VecNormalize.load(str(resume[1]), env)  # the normaliser's statistics continue too
+        env.training = True
+    elif cfg["normalize_observations"] or cfg["normalize_rewards"]:
         gamma = cfg["algo_kwargs"].get("gamma", 0.99)
         env = VecNormalize(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
                            gamma=gamma)
 
     # --- 3. save the resolved config beside the model ---------------------------------------------------
-    resolved = {**cfg, "task_config": venv.config}
+    resolved = {**cfg, "task_config": venv.config, "resumed_from": str(resume[0]) if resume else None}
     (out / "config.yaml").write_text(yaml.safe_dump(plain(resolved), sort_keys=False), encoding="utf-8")
 
     # --- 4. the model --------------------------------------------------------------------------------------
     tensorboard = str(out / "tensorboard") if importlib.util.find_spec("tensorboard") else None
-    model = build_model(cfg["algo"], env, cfg["seed"], cfg["algo_kwargs"], cfg["policy_kwargs"],
-                        tensorboard_log=tensorboard, device=cfg["device"], verbose=1)
+    if resume is None:
+        model = build_model(cfg["algo"], env, cfg["seed"], cfg["algo_kwargs"], cfg["policy_kwargs"],
+                            tensorboard_log=tensorboard, device=cfg["device"], verbose=1)
+    else:
+        model = algorithm_class(cfg["algo"]).load(str(resume[0]), env=env, device=cfg["device"],
+                                                  tensorboard_log=tensorboard)
+        print(f"resuming from {resume[0]} at {model.num_timesteps} steps")
 
     # --- 5. training, with checkpoints ----------------------------------------------------------------------
     callbacks = []
@@ -134,7 +160,8 @@ def main(argv: list[str] | None = None) -> dict:
         callbacks.append(CheckpointCallback(save_freq=every, save_path=str(out / "checkpoints"), name_prefix="model",
                                             save_vecnormalize=isinstance(env, VecNormalize)))
     t0 = time.perf_counter()
-    model.learn(total_timesteps=int(cfg["total_steps"]), callback=callbacks or None, progress_bar=False)
+    model.learn(total_timesteps=int(cfg["total_steps"]), callback=callbacks or None, progress_bar=False,
+                reset_num_timesteps=resume is None)
     train_s = time.perf_counter() - t0
     model.save(str(out / "model.zip"))
     normalizer = env if isinstance(env, VecNormalize) else None

@@ -46,6 +46,18 @@ def test_train_smoke_saves_model_config_and_report(tmp_path, monkeypatch):
     factory, mode, env_config = load_run_policy(out / "model.zip")
     assert env_config == config["env_config"]
 
+    # resuming continues the model and its normaliser for total_steps more
+    again = run_train("--config", "configs/train/smoke.yaml", "--total-steps", "128", "--seed", "3",
+                      "--out", str(tmp_path / "resumed"), "--resume", str(out / "model.zip"))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "resuming from" in again.stdout
+    resumed = json.loads((tmp_path / "resumed" / "report.json").read_text())
+    assert resumed["total_steps"] >= report["total_steps"] + 128
+    assert yaml.safe_load((tmp_path / "resumed" / "config.yaml").read_text())["resumed_from"].endswith("model.zip")
+    bad = run_train("--config", "configs/train/smoke.yaml", "--out", str(tmp_path / "z"), "--resume",
+                    str(tmp_path / "nothing.zip"), timeout=120)
+    assert bad.returncode != 0 and "--resume" in bad.stderr and "no such model" in bad.stderr
+
     # watching the trained model uses its environment and config
     from agents.watch import resolve_policy, watch
 
