@@ -18,7 +18,8 @@ saved run, the evaluation. A run directory holds:
 Training config keys (``configs/train/*.yaml``; unknown keys are an error):
 
     algo: ppo | sac                  env_id: a registered id (acres_gym/RangerSpeedTracking-v1)
-    env_config: task config overrides (as gymnasium.make(env_id, config=...))
+    env_config: task config overrides (as gymnasium.make(env_id, config=...)): a dict, or the name of a
+                task config under configs/tasks (hill_climb)
     num_envs, total_steps, seed, out, device, torch_threads
     normalize_observations, normalize_rewards: VecNormalize on the observations / rewards
     algo_kwargs: arguments of PPO / SAC;  policy_kwargs: net_arch, activation_fn (a name), log_std_init, ...
@@ -45,7 +46,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from agents.evaluate import baseline_entry, compare, format_table
 from agents.sb3_models import SB3Policy, algorithm_class, build_model
-from envs.config import dotted_overrides, merge_configs, plain
+from envs.config import dotted_overrides, load_config, merge_configs, plain
 from envs.sb3 import RangerSB3VecEnv
 
 DEFAULTS = {
@@ -78,6 +79,8 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"{path}: unknown key {key!r}{hint}; allowed keys: {', '.join(DEFAULTS)}")
     cfg = {**DEFAULTS, **{k: v for k, v in given.items() if not str(k).startswith("_")}}
+    if cfg["env_config"] is not None and not isinstance(cfg["env_config"], dict):
+        cfg["env_config"] = load_config(cfg["env_config"])  # a task config name or YAML path, as a dict
     overrides = dotted_overrides(getattr(args, "overrides", None) or [])
     for key in overrides:
         if key not in DEFAULTS:

@@ -40,10 +40,13 @@ FIGURES = ("episode_return", "episode_steps", "speed_rmse_mps", "lateral_rmse_m"
 FUEL_DENSITY_KG_L = 0.745
 
 
-def make_vector_env(env_id: str, num_envs: int, config: Mapping | None = None, action_mode: str | None = None,
+def make_vector_env(env_id: str, num_envs: int, config: Mapping | str | None = None, action_mode: str | None = None,
                     autoreset_mode: str = "NextStep"):
-    """The native vector env of a registered id, with config overrides (and an action mode)."""
-    config = dict(config or {})
+    """The native vector env of a registered id, with config overrides (a dict, a task config name or a
+    YAML path, merged over the id's own) and an action mode."""
+    from envs.config import load_config
+
+    config = load_config(config)
     if action_mode is not None:
         config["action_mode"] = action_mode
     return gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point",
@@ -118,7 +121,7 @@ def config_from_arguments(base: Mapping | None, args: argparse.Namespace) -> dic
     """``base`` (e.g. a trained model's env config), then ``--config``, then the ``--set`` values."""
     from envs.config import dotted_overrides, load_config, merge_configs
 
-    config = merge_configs(dict(base or {}), load_config(args.config))
+    config = merge_configs(load_config(base), load_config(args.config))
     return merge_configs(config, dotted_overrides(args.overrides))
 
 

@@ -24,6 +24,8 @@ from stable_baselines3 import PPO, SAC
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecNormalize
 
+from envs.config import load_config
+
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
 ACTIVATIONS = ("tanh", "relu", "elu", "gelu", "leaky_relu")
 POLICY = "MultiInputPolicy"
@@ -115,5 +117,5 @@ def load_run_policy(model_path: str | Path):
 
         with open(run / "vecnormalize.pkl", "rb") as f:
             normalizer = pickle.load(f)
-    env_config = config.get("env_config") or {}
+    env_config = load_config(config.get("env_config"))
     return SB3Policy.factory(model, normalizer), env_config.get("action_mode"), env_config

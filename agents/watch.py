@@ -25,6 +25,7 @@ import numpy as np
 import acres_gym  # noqa: F401  (registers the ids)
 from agents.baselines import BASELINES, baseline_action_mode, make_baseline
 from agents.evaluate import add_config_arguments, config_from_arguments
+from envs.config import load_config
 
 DEFAULT_ENV = "acres_gym/RangerPathFollowing-v1"
 END_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
@@ -79,7 +80,7 @@ def watch(env_id: str = DEFAULT_ENV, policy_factory: Callable | None = None, act
     if policy_factory is None:
         policy_factory = lambda venv: make_baseline("ulc_pure_pursuit", venv)  # noqa: E731
         action_mode = action_mode or baseline_action_mode("ulc_pure_pursuit")
-    env_config = dict(config or {})
+    env_config = load_config(config)
     if action_mode is not None:
         env_config["action_mode"] = action_mode
     out = Path(frames_dir) if frames_dir is not None else None

@@ -77,3 +77,24 @@ def test_train_refuses_unknown_config_keys(tmp_path):
                      timeout=120)
     assert done.returncode != 0
     assert "--set: unknown key 'num_env' (did you mean 'num_envs'?)" in done.stderr
+
+
+def test_a_training_config_may_name_its_task_config(tmp_path):
+    import argparse
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_script", ROOT / "train.py")
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    args = argparse.Namespace(total_steps=None, seed=None, out=str(tmp_path), overrides=["env_config.max_episode_s=9"])
+    cfg = train.load_train_config(str(ROOT / "configs/train/ppo_hill_climb.yaml"), args)
+    # the named task config becomes the dict it names, and --set merges into it
+    assert cfg["env_config"]["action_options"] == {"gear_axis": True}
+    assert cfg["env_config"]["randomization"]["terrain"]["grade_pct"] == [5.0, 35.0]
+    assert cfg["env_config"]["max_episode_s"] == 9
+
+    from agents.evaluate import make_vector_env
+
+    venv = make_vector_env("acres_gym/RangerSpeedTracking-v1", 2, "hill_climb")
+    assert venv.single_action_space.shape == (2,) and venv.config["action_options"]["gear_axis"] is True
+    venv.close()
