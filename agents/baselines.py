@@ -7,6 +7,9 @@
   pure-pursuit law turned into a steering wheel angle: for ``steer_angle+pedals`` (its default in the
   evaluation) and ``pedals``.
 
+With the gear axis (``action_options.gear_axis``) both choose the range at the start of each episode
+(``RangeChooser``: L when the ground ahead climbs more than 10 %, else H).
+
 Both read only the observation (target speed and path points in the body frame, reported speeds), work on
 one observation (``{name: (shape)}``) or a batch (``{name: (N, shape)}``) and return the matching action.
 Build them for an environment (single or vector): ``UlcPurePursuit(env)``, so they know its action mode,
@@ -20,9 +23,12 @@ points) at (x, y) in the body frame of the rear axle gives the curvature ``2 y /
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+
+from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE
 
 BASELINES = ("ulc_pure_pursuit", "pedal_pid")
 
@@ -64,6 +70,31 @@ class PurePursuit:
         return np.clip(2.0 * p[:, 1] / d2, -self.curvature_max_per_m, self.curvature_max_per_m)
 
 
+class RangeChooser:
+    """The range rule of the baselines when the action mode has the gear axis: at the start of an episode
+    (the vehicle stands, so the DBW layer accepts the shift) L if the ground ahead climbs more than
+    ``low_range_grade`` (the body pitch), else H; then no further request. It follows the OEM advice of
+    reference §1.1 (L for towing, low speed and rough terrain) in the one form a standing start allows."""
+
+    def __init__(self, low_range_grade: float = 0.10) -> None:
+        self.pitch_rad = -math.atan(low_range_grade)  # nose up is negative pitch (body y axis to the left)
+        self.pending: np.ndarray | None = None
+
+    def reset(self, rows: np.ndarray | None = None) -> None:
+        if self.pending is not None:
+            self.pending[slice(None) if rows is None else np.asarray(rows, dtype=bool)] = True
+
+    def __call__(self, o: dict[str, np.ndarray]) -> np.ndarray:
+        n = o["target_speed"].shape[0]
+        if self.pending is None or self.pending.shape[0] != n:
+            self.pending = np.ones(n, dtype=bool)
+        pitch = o["roll_pitch"][:, 1] if "roll_pitch" in o else np.zeros(n)
+        choice = np.where(pitch < self.pitch_rad, GEAR_LOW, GEAR_HIGH)
+        gear = np.where(self.pending, choice, GEAR_NONE)
+        self.pending[:] = False
+        return gear
+
+
 class UlcPurePursuit:
     """The ULC on the target speed and pure pursuit on the path (``curvature+ulc_velocity``, ``dbw_command``).
 
@@ -89,9 +120,12 @@ class UlcPurePursuit:
         self.speed_lead_s = float(speed_lead_s)
         kmax = float(self.mode.options.get("curvature_max_per_m", u.sim.params.max_curvature_per_m[0]))
         self.pursuit = PurePursuit(options["path_preview_m"], lookahead_s, lookahead_min_m, lookahead_max_m, kmax)
+        self.ranges = RangeChooser()
 
     def reset(self, rows: np.ndarray | None = None) -> None:
-        """Nothing to clear (the ULC keeps its own state)."""
+        """A new episode for the vehicles in ``rows`` (the ULC keeps its own state; the range is chosen
+        again)."""
+        self.ranges.reset(rows)
 
     def target(self, obs: dict[str, np.ndarray]) -> np.ndarray:
         """The commanded speed: the target profile at ``speed_lead_s`` ahead (interpolated)."""
@@ -110,7 +144,8 @@ class UlcPurePursuit:
             action = {"steer_mode": np.full(n, STEER_CURVATURE), "steer_cmd": kappa,
                       "ulc_mode": np.full(n, ULC_VELOCITY), "ulc_cmd": v}
             return {k: a[0] for k, a in action.items()} if single else action
-        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v).astype(np.float32)
+        gear = {"range_gear": self.ranges(o)} if getattr(self.mode, "gear_axis", False) else {}
+        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, **gear).astype(np.float32)
         return action[0] if single else action
 
 
@@ -154,12 +189,14 @@ class PedalPid:
         self.integral = np.zeros(self.n)
         self.last_error = np.zeros(self.n)
         self.fresh = np.ones(self.n, dtype=bool)
+        self.ranges = RangeChooser()
 
     def reset(self, rows: np.ndarray | None = None) -> None:
         rows = np.ones(self.n, dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
         self.integral[rows] = 0.0
         self.last_error[rows] = 0.0
         self.fresh[rows] = True
+        self.ranges.reset(rows)
 
     def __call__(self, obs: dict[str, np.ndarray]):
         o, single = _batched(obs)
@@ -185,7 +222,8 @@ class PedalPid:
         brake = np.where(hold, np.maximum(brake, self.hold_brake_pct), brake)
         kappa = self.pursuit.curvature(o["path_points"], speed)
         wheel_deg = np.degrees(self.steering_ratio * np.arctan(kappa * self.wheelbase_m))
-        action = self.mode.encode(steering_wheel_deg=wheel_deg, throttle_pct=throttle, brake_pct=brake)
+        gear = {"range_gear": self.ranges(o)} if self.mode.gear_axis else {}
+        action = self.mode.encode(steering_wheel_deg=wheel_deg, throttle_pct=throttle, brake_pct=brake, **gear)
         action = action.astype(np.float32)
         return action[0] if single else action
 

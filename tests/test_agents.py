@@ -10,6 +10,7 @@ lags; 0.4 m/s leaves room for numerical changes in the model without letting a b
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 
@@ -131,3 +132,23 @@ def test_evaluate_command_line_with_config_overrides(capsys):
     with pytest.raises(SystemExit):
         main(["--set", "control_hz"])
     assert "--set 'control_hz': expected key.sub.key=value" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("grade_pct, expected", [(20.0, "L"), (5.0, "H")])
+def test_baselines_choose_low_range_on_a_steep_start(grade_pct, expected):
+    from acres_gym.constants import GEAR_HIGH, GEAR_LOW
+
+    gear = {"L": GEAR_LOW, "H": GEAR_HIGH}[expected]
+    config = {"max_episode_s": 4.0, "randomization": {"terrain": {"grade_pct": grade_pct, "roughness_m": 0.0},
+                                                      "patches": None}}
+    for name in ("ulc_pure_pursuit", "pedal_pid"):
+        factory, mode = baseline_entry(name)
+        venv = gymnasium.make_vec(SPEED, num_envs=2, vectorization_mode="vector_entry_point", autoreset_mode="Disabled",
+                                  config={**config, "action_mode": mode, "action_options": {"gear_axis": True}})
+        policy = factory(venv)
+        obs, _ = venv.reset(seed=1)
+        policy.reset(np.ones(2, dtype=bool))
+        for _ in range(60):  # 3 s: the 1.5 s shift through N
+            obs, *_ = venv.step(policy(obs))
+        assert list(venv.unwrapped._batch.sim.state.gear) == [gear, gear], name
+        venv.close()
