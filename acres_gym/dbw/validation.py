@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from acres_gym.constants import DT_S, STEER_ANGLE, STEER_CURVATURE
+from acres_gym.constants import DRIVE_TURF, DT_S, STEER_ANGLE, STEER_CURVATURE, STEER_YAW_RATE
 from acres_gym.dbw.drive import DbwDrive, first_index, kinematic_deg
+from acres_gym.params import load_vehicle
 from acres_gym.terrain import slope
 
 
@@ -77,6 +78,24 @@ def ulc_stop_hold(percent: float = 10.0) -> float:
     return float(np.linalg.norm(d.s.position_m[0] - x0))
 
 
+def yaw_rate_turn(yaw_rate_rad_s: float = 0.3, speed_mps: float = 5.0) -> float:
+    """Steady turn on flat dry asphalt with the open rear differential (Turf): the ULC at ``speed_mps``,
+    then a yaw-rate command; the body yaw rate over the last 2 s of 6 s, as % error from the command."""
+    params = load_vehicle("polaris_ranger_crew_xp1000", overrides={"driveline.default_drive_mode": DRIVE_TURF})
+    d = DbwDrive(params=params)
+    d.ulc(speed_mps)
+    d.steer(STEER_YAW_RATE, 0.0)
+    d.send("ulc", "steer")
+    d.run(8.0)
+    d.steer(STEER_YAW_RATE, yaw_rate_rad_s)
+    d.run(4.0)
+    rates = []
+    for _ in range(40):  # 2 s of control steps
+        d.run(0.05)
+        rates.append(float(d.s.angular_velocity_rad_s[0, 2]))
+    return 100.0 * (float(np.mean(rates)) - yaw_rate_rad_s) / yaw_rate_rad_s
+
+
 DBW_CHECKS = [
     ("DBW steering 0->200 deg at 100 deg/s: peak rate", "deg/s", 0.0, 102.0,
      "commanded rate limit (ds_dbw SteeringCmd.cmd_rate)", lambda: steering_step()["max_rate_deg_s"]),
@@ -84,6 +103,8 @@ DBW_CHECKS = [
      lambda: steering_step()["final_error_deg"]),
     ("DBW curvature 0.05 1/m: angle - kinematic map", "deg", -0.5, 0.5,
      "ratio x atan(curvature x wheelbase) (seed CurvatureToSteeringWheelDeg)", curvature_angle),
+    ("DBW yaw rate 0.3 rad/s at 5 m/s (Turf): error", "%", -5.0, 5.0,
+     "yaw rate mapped kinematically with the measured speed (seed DbwSteerYawRate)", yaw_rate_turn),
     ("DBW brake 0->40 bar: peak build-up rate / slew", "1", 0.9, 1.0 + 1e-9,
      "rate-limited build-up (seed BrakeSlewBarS)",
      lambda: (lambda r: r["max_rise_bar_s"] / r["slew_bar_s"])(brake_step())),
