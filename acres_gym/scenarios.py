@@ -387,9 +387,10 @@ def soil_motion_resistance(surface: str = "dry_sand", speed_mps: float = 5.0) ->
 
 
 def grade_climb(surface: str, drive_mode: int, percent: float = 15.0, cargo_kg: float = 450.0,
-                seconds: float = 15.0) -> dict:
-    """Full throttle in L up a ``percent`` grade of ``surface`` with cargo: final speed and rear slip."""
-    sim = _sim(slope(percent, surface=surface), overrides={"mass.cargo_kg": cargo_kg}, gear=GEAR_LOW,
+                seconds: float = 15.0, gear: int = GEAR_LOW) -> dict:
+    """Full throttle in ``gear`` (L by default) from rest up a ``percent`` grade of ``surface`` with cargo:
+    final speed, rear slip and the distance climbed."""
+    sim = _sim(slope(percent, surface=surface), overrides={"mass.cargo_kg": cargo_kg}, gear=gear,
                drive_mode=drive_mode)
     sim.commands.driver_throttle_pct = 100.0
     sim.run_seconds(seconds)

@@ -86,3 +86,12 @@ def test_patches_put_each_wheel_on_its_own_surface():
             assert np.all(sinking > 0.0)
     assert seen == {sand, sim.terrain.surfaces.surface_id("dry_asphalt")}
     assert mixed > 0
+
+
+def test_low_range_climbs_a_steep_soft_grade_where_high_range_stalls():
+    """35 % sandy loam with 450 kg, AWD, full throttle from rest: L has 2.25x the wheel torque of H (rear
+    ratios 26.19 / 11.64) and climbs; H cannot turn the wheels against the grade."""
+    high = scenarios.grade_climb("sandy_loam", DRIVE_ALL_WHEEL, percent=35.0, gear=GEAR_HIGH)
+    low = scenarios.grade_climb("sandy_loam", DRIVE_ALL_WHEEL, percent=35.0)
+    assert high["speed_mps"] < 0.3 and high["climbed_m"] < 1.0
+    assert low["speed_mps"] > 3.0 and low["climbed_m"] > 30.0
