@@ -110,7 +110,35 @@ class RenderHelper:
         self.renderer.close()
 
 
-class RangerEnv(gymnasium.Env):
+class BatchViews:
+    """What ``RangerEnv`` and ``RangerVectorEnv`` expose of their ``RangerBatch`` (``_batch``) and renderer
+    (``_render``)."""
+
+    _batch: RangerBatch
+    _render: RenderHelper | None
+
+    @property
+    def sim(self):
+        """The underlying ``RangerSim`` (N vehicles; one for ``RangerEnv``)."""
+        return self._batch.sim
+
+    @property
+    def action_mode(self):
+        """The action mode (``envs.actions``): ``decode`` / ``encode`` between actions and DBW units."""
+        return self._batch.action_mode
+
+    @property
+    def task(self):
+        """The task logic (``envs.task_logic``): the path and speed profile of the episode."""
+        return self._batch.task
+
+    @property
+    def window_closed(self) -> bool:
+        """True once the user closed the ``human`` render window (a viewing loop's cue to stop)."""
+        return self._render is not None and self._render.renderer.closed
+
+
+class RangerEnv(BatchViews, gymnasium.Env):
     """The Ranger under DBW control on a task (see the module docstring; tasks: ``envs.tasks``).
 
     Args:
@@ -136,22 +164,6 @@ class RangerEnv(gymnasium.Env):
         self._render: RenderHelper | None = None
         self._has_reset = False
         self._spec_checked = False
-
-    # --- properties ----------------------------------------------------------------------------------
-    @property
-    def sim(self):
-        """The underlying ``RangerSim`` (one vehicle)."""
-        return self._batch.sim
-
-    @property
-    def action_mode(self):
-        """The action mode (``envs.actions``): ``decode`` / ``encode`` between actions and DBW units."""
-        return self._batch.action_mode
-
-    @property
-    def task(self):
-        """The task logic (``envs.task_logic``): the path and speed profile of the episode."""
-        return self._batch.task
 
     # --- Gymnasium API -------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -190,11 +202,6 @@ class RangerEnv(gymnasium.Env):
         if self._render is None:
             self._render = RenderHelper(self._batch, self.render_mode, self.config["render"])
         return self._render.frame(0)
-
-    @property
-    def window_closed(self) -> bool:
-        """True once the user closed the ``human`` render window (a viewing loop's cue to stop)."""
-        return self._render is not None and self._render.renderer.closed
 
     def close(self):
         if self._render is not None:

@@ -38,7 +38,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from envs.core import RangerBatch
-from envs.ranger_env import SEED_HIGH, RenderHelper, build_config
+from envs.ranger_env import SEED_HIGH, BatchViews, RenderHelper, build_config
 
 
 def _with_masks(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def _with_masks(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
     return out
 
 
-class RangerVectorEnv(VectorEnv):
+class RangerVectorEnv(BatchViews, VectorEnv):
     """N Rangers on one task config, stepped together (see the module docstring).
 
     Args:
@@ -91,19 +91,6 @@ class RangerVectorEnv(VectorEnv):
         self._ended = np.zeros(self.num_envs, dtype=bool)
         self._has_reset = False
         self._render: RenderHelper | None = None
-
-    @property
-    def sim(self):
-        """The underlying ``RangerSim`` of N vehicles."""
-        return self._batch.sim
-
-    @property
-    def action_mode(self):
-        return self._batch.action_mode
-
-    @property
-    def task(self):
-        return self._batch.task
 
     # --- reset ---------------------------------------------------------------------------------------
     def _episode_seeds(self, rows: np.ndarray) -> list[int]:
@@ -207,11 +194,6 @@ class RangerVectorEnv(VectorEnv):
             self._render.frame(0)
             return None
         return tuple(self._render.frame(i) for i in range(self.num_envs))
-
-    @property
-    def window_closed(self) -> bool:
-        """True once the user closed the ``human`` render window (a viewing loop's cue to stop)."""
-        return self._render is not None and self._render.renderer.closed
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._render is not None:
