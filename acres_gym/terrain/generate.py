@@ -97,10 +97,7 @@ def slope(percent: float, surface: str = "dry_asphalt", size_m=400.0, cell_m: fl
     The bilinear interpolant is exact on a plane, so the gradient is ``(percent / 100, 0)`` everywhere
     inside the grid.
     """
-    grade = _number("percent", percent, -1000.0, 1000.0) / 100.0
-    nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
-    x = ox + cell * np.arange(nx)
-    return _uniform(np.broadcast_to(grade * x, (ny, nx)).copy(), ox, oy, cell, surface, wetness, table)
+    return with_grade(flat(surface, size_m, cell_m, center, wetness=wetness, table=table), percent)
 
 
 def split(x0_m: float, surface_before: str, surface_after: str, size_m=400.0, cell_m: float = 1.0,
@@ -294,14 +291,10 @@ def _cut_at_quantiles(noise: np.ndarray, ids: np.ndarray, weights: np.ndarray) -
     exactly the assignment by rank.
     """
     flat = noise.ravel()
-    bounds = np.rint(np.cumsum(weights) * flat.size).astype(np.int64)
-    bounds[-1] = flat.size
-    inner = np.unique(np.clip(bounds[:-1] - 1, 0, flat.size - 1))
-    cuts = np.full(len(ids) - 1, -np.inf)
-    if inner.size:
-        values = np.partition(flat, inner)[inner]
-        for k, b in enumerate(bounds[:-1]):
-            cuts[k] = values[np.searchsorted(inner, b - 1)] if b > 0 else -np.inf
+    ends = np.rint(np.cumsum(weights[:-1]) * flat.size).astype(np.int64)  # points below each cut
+    last = np.clip(ends - 1, 0, flat.size - 1)  # rank of the highest point of each group
+    cuts = np.partition(flat, np.unique(last))[last] if last.size else last.astype(float)
+    cuts = np.where(ends > 0, cuts, -np.inf)  # an empty first group takes no point
     group = np.searchsorted(cuts, flat, side="left")
     return np.asarray(ids, dtype=np.int32)[group].reshape(noise.shape)
 
