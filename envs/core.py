@@ -247,9 +247,8 @@ class RangerBatch:
         task = self.task.measure(kin["axle_x"], kin["axle_y"], kin["yaw"], self.steps)
         return Frame(
             report_table=report_table(self.sim.params.view(np.ndarray), state), speed_mps=kin["speed"],
-            roll_rad=kin["roll"],
-            pitch_rad=kin["pitch"], yaw_rad=kin["yaw"], yaw_rate_rad_s=kin["yaw_rate"], axle_x_m=kin["axle_x"],
-            axle_y_m=kin["axle_y"], task=task,
+            roll_rad=kin["roll"], pitch_rad=kin["pitch"], yaw_rad=kin["yaw"], yaw_rate_rad_s=kin["yaw_rate"],
+            axle_x_m=kin["axle_x"], axle_y_m=kin["axle_y"], task=task,
             previous_action=self.previous_action.copy() if previous_action is None else previous_action,
             brake_max_bar=self.sim.params.view(np.ndarray)["brake_max_bar"].astype(np.float64),
         )

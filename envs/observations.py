@@ -112,10 +112,6 @@ def _col(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)[:, None]
 
 
-def _zero_nan(x: np.ndarray) -> np.ndarray:
-    return np.where(np.isnan(x), 0.0, x)
-
-
 def _brake_bar(f: Frame) -> np.ndarray:
     pressure = f.report("brake.pressure_output")
     pct = f.report("brake.percent_output") * f.brake_max_bar / 100.0
@@ -159,7 +155,7 @@ def _report_item(name, low, high, *fields: str) -> None:
 _report_item("steering_wheel_angle", _lock, _lock_hi, "steering.steering_wheel_angle")
 _report_item("steering_cmd", _lock, _lock_hi, "steering.cmd")
 _report_item("throttle_percent_output", _const(0.0), _const(100.0), "throttle.percent_output")
-_item("brake_pressure_output", _one, _const(0.0), _const(PRESSURE_MAX_BAR), lambda f: _col(_zero_nan(_brake_bar(f))))
+_item("brake_pressure_output", _one, _const(0.0), _const(PRESSURE_MAX_BAR), lambda f: _col(_brake_bar(f)))
 _item("gear", lambda _l: (len(GEAR_ORDER),), _const(0.0), _const(1.0), _gear_one_hot)
 _report_item("ulc_vel_ref", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), "ulc.vel_ref")
 _report_item("ulc_vel_meas", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), "ulc.vel_meas")
