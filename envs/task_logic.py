@@ -221,7 +221,7 @@ class PathSpeedTask:
         while draws < PATH_DRAWS:
             draws += 1
             path = self._draw_path(rng, kappa_max)
-            end = self._end_in_bounds(*path)
+            end = self._end_in_bounds(path[0], path[1])
             if end > best_end:
                 best_end, best = end, path
             if end >= need:
@@ -281,7 +281,7 @@ class PathSpeedTask:
         y = y0 + np.concatenate([[0.0], np.cumsum(np.sin(mid) * ds)])
         return x, y, heading
 
-    def _end_in_bounds(self, x: np.ndarray, y: np.ndarray, _heading: np.ndarray) -> int:
+    def _end_in_bounds(self, x: np.ndarray, y: np.ndarray) -> int:
         """Index of the last path point before the path first leaves ``bounds`` (all of it without)."""
         if self.bounds is None:
             return self.n_path - 1
