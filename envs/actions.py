@@ -487,7 +487,12 @@ class DbwCommandMode(ActionMode):
         "ulc_coast_decel": spaces.Discrete(2),
         "drive_mode": spaces.Discrete(DRIVE_ALL_WHEEL - DRIVE_TURF + 1, start=DRIVE_TURF),
     }
-    NEUTRAL: ClassVar[dict[str, Any]] = {"system_enable": 1}  # drive_mode: the vehicle's default_drive_mode
+    NEUTRAL: ClassVar[dict[str, Any]] = {"system_enable": 1}
+
+    def _resolve(self, options: dict) -> dict:
+        # what a left-out key sends: NEUTRAL, and the AWD switch where the vehicle's default puts it
+        self.neutral = {**self.NEUTRAL, "drive_mode": int(self.params.default_drive_mode)}
+        return options
 
     @property
     def space(self) -> spaces.Space:
@@ -504,7 +509,7 @@ class DbwCommandMode(ActionMode):
         check_keys("dbw_command action", actions, self.FIELDS)
         out: dict[str, np.ndarray] = {}
         for key, space in self.FIELDS.items():
-            default = int(self.params.default_drive_mode) if key == "drive_mode" else self.NEUTRAL.get(key, 0)
+            default = self.neutral.get(key, 0)
             value = np.asarray(actions.get(key, default))
             if value.ndim == 0 or (n == 1 and value.shape == (1,)):
                 value = np.broadcast_to(value.reshape(()), (n,))

@@ -242,6 +242,13 @@ def number_range(where: str, value: Any, lo: float = float("-inf"), hi: float = 
     return v, v
 
 
+def draw_in_range(rng, pair) -> float:
+    """A uniform draw from a ``number_range`` pair ``[low, high]``, or ``low`` without a draw when the range
+    is a single value (so a fixed value consumes nothing from the generator)."""
+    lo, hi = pair
+    return float(rng.uniform(lo, hi)) if hi > lo else float(lo)
+
+
 def resolve_top_level(config: Mapping) -> dict:
     """Check the top-level keys and fill the defaults of a task config (sections are checked by their
     owners: the task, the action mode, the reward terms, the randomisation)."""

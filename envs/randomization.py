@@ -66,7 +66,7 @@ from acres_gym.terrain import (
     with_patches,
     with_wetness,
 )
-from envs.config import check_keys, merge_configs, number, number_range, strip_comments
+from envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
 
 SOIL_SURFACE = "soil"
 SOIL_SLOT = "episode_soil_{}"
@@ -270,8 +270,7 @@ class Randomizer:
         summary: dict[str, Any] = {}
         surface = self._surface_name(t["surface"], slot)
         if t["kind"] == "rough":
-            lo, hi = t["roughness_m"]
-            roughness = float(rngs["terrain"].uniform(lo, hi)) if hi > lo else lo
+            roughness = draw_in_range(rngs["terrain"], t["roughness_m"])
             seed = int(rngs["terrain"].integers(0, 2**31 - 1))
             terrain = rough(seed, roughness, size_m=t["size_m"], cell_m=t["cell_m"], surface=surface,
                             hill_wavelength_m=t["hill_wavelength_m"], bump_wavelength_m=t["bump_wavelength_m"],
@@ -280,8 +279,8 @@ class Randomizer:
             roughness = 0.0
             terrain = flat(surface, size_m=t["size_m"], cell_m=t["cell_m"], table=self.table)
         summary["roughness_m"] = roughness
-        grade = _uniform_or_fixed(rngs["terrain"], t["grade_pct"])
-        direction_deg = _uniform_or_fixed(rngs["terrain"], t["grade_direction_deg"])
+        grade = draw_in_range(rngs["terrain"], t["grade_pct"])
+        direction_deg = draw_in_range(rngs["terrain"], t["grade_direction_deg"])
         if grade != 0.0:
             terrain = with_grade(terrain, grade, math.radians(direction_deg), through_xy=spawn_xy)
         summary["grade_pct"] = grade
@@ -293,7 +292,7 @@ class Randomizer:
                                    wetness_range=None if wet is None else tuple(wet))
             summary["wetness"] = float(np.mean(terrain.wetness))
         elif wet is not None:
-            w = float(rngs["patches"].uniform(*wet)) if wet[1] > wet[0] else wet[0]
+            w = draw_in_range(rngs["patches"], wet)
             terrain = with_wetness(terrain, w)
             summary["wetness"] = w
         else:
@@ -308,11 +307,10 @@ class Randomizer:
             value = cfg[section][key]
             if value is None:
                 continue
-            lo, hi = value
             if key == "occupants":
-                overrides[pkey] = int(rng.integers(int(lo), int(hi) + 1))
+                overrides[pkey] = int(rng.integers(int(value[0]), int(value[1]) + 1))
             else:
-                overrides[pkey] = float(rng.uniform(lo, hi)) if hi > lo else float(lo)
+                overrides[pkey] = draw_in_range(rng, value)
             summary[key] = overrides[pkey]
         params = _params_for(self._base_bytes, tuple(sorted(overrides.items())))
         summary["mass_kg"] = float(params.mass_kg[0])
@@ -334,12 +332,6 @@ class Randomizer:
     def resolved(self) -> dict:
         """The resolved ``randomization`` section (for the saved config)."""
         return self.config
-
-
-def _uniform_or_fixed(rng: np.random.Generator, value) -> float:
-    """A uniform draw from ``[low, high]``, or ``low`` without a draw when the range is a single value."""
-    lo, hi = value
-    return float(rng.uniform(lo, hi)) if hi > lo else float(lo)
 
 
 def _table_key(field_name: str) -> str:

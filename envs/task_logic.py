@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from envs.config import check_keys, number, number_range, strip_comments
+from envs.config import check_keys, draw_in_range, number, number_range, strip_comments
 
 SEARCH_BACK = 8  # path points searched behind the last nearest point
 SEARCH_WINDOW = 96  # path points searched in all (48 m at 0.5 m spacing)
@@ -208,8 +208,7 @@ class PathSpeedTask:
         """Draw vehicle ``i``'s speed profile and path (see the module docstring); returns the spawn pose
         (x, y, yaw) of the rear-axle midpoint (the path's start)."""
         o = self.options
-        lo, hi = o["curvature_max_per_m"]
-        kappa_max = float(rng.uniform(lo, hi)) if hi > lo else lo
+        kappa_max = draw_in_range(rng, o["curvature_max_per_m"])
         speed_max = o["speed_max_mps"]
         if kappa_max > 0.0:
             speed_max = min(speed_max, math.sqrt(o["lateral_accel_max_mps2"] / kappa_max))
@@ -258,8 +257,7 @@ class PathSpeedTask:
         Returns (x, y, heading) arrays of ``n_path`` points."""
         o = self.options
         x0, y0 = o["spawn_xy_m"]
-        yaw_lo, yaw_hi = o["spawn_yaw_rad"]
-        yaw0 = float(rng.uniform(yaw_lo, yaw_hi)) if yaw_hi > yaw_lo else yaw_lo
+        yaw0 = draw_in_range(rng, o["spawn_yaw_rad"])
         ds = o["path_spacing_m"]
         s = np.arange(self.n_path) * ds
         kappa = np.zeros(self.n_path)
