@@ -144,7 +144,7 @@ class UlcPurePursuit:
             action = {"steer_mode": np.full(n, STEER_CURVATURE), "steer_cmd": kappa,
                       "ulc_mode": np.full(n, ULC_VELOCITY), "ulc_cmd": v}
             return {k: a[0] for k, a in action.items()} if single else action
-        gear = {"range_gear": self.ranges(o)} if getattr(self.mode, "gear_axis", False) else {}
+        gear = {"range_gear": self.ranges(o)} if self.mode.gear_axis else {}
         action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, **gear).astype(np.float32)
         return action[0] if single else action
 

@@ -34,6 +34,7 @@ import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
 from agents.baselines import baseline_action_mode, make_baseline
+from envs.config import dotted_overrides, load_config, merge_configs
 
 FIGURES = ("episode_return", "episode_steps", "speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km", "distance_m",
            "fuel_used_g")
@@ -44,8 +45,6 @@ def make_vector_env(env_id: str, num_envs: int, config: Mapping | str | None = N
                     autoreset_mode: str = "NextStep"):
     """The native vector env of a registered id, with config overrides (a dict, a task config name or a
     YAML path, merged over the id's own) and an action mode."""
-    from envs.config import load_config
-
     config = load_config(config)
     if action_mode is not None:
         config["action_mode"] = action_mode
@@ -119,8 +118,6 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_arguments(base: Mapping | None, args: argparse.Namespace) -> dict:
     """``base`` (e.g. a trained model's env config), then ``--config``, then the ``--set`` values."""
-    from envs.config import dotted_overrides, load_config, merge_configs
-
     config = merge_configs(load_config(base), load_config(args.config))
     return merge_configs(config, dotted_overrides(args.overrides))
 
@@ -161,11 +158,7 @@ def main(argv: list[str] | None = None) -> None:
         env_id = args.env or load_run_config(args.model)["env_id"]
         entries["learned"] = (factory, mode)
     try:
-        config = config_from_arguments(config, args)
-    except (ValueError, FileNotFoundError) as exc:
-        parser.error(str(exc))
-    try:
-        results = compare(entries, env_id, args.episodes, args.seed, config=config)
+        results = compare(entries, env_id, args.episodes, args.seed, config=config_from_arguments(config, args))
     except (ValueError, FileNotFoundError) as exc:
         parser.error(str(exc))
     print(f"{env_id}, {args.episodes} episodes (seeds from {args.seed}):")
