@@ -30,7 +30,6 @@ Training config keys (``configs/train/*.yaml``; unknown keys are an error):
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib.util
 import json
 import re
@@ -46,7 +45,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from agents.evaluate import baseline_entry, compare, format_table
 from agents.sb3_models import SB3Policy, algorithm_class, build_model
-from envs.config import dotted_overrides, load_config, merge_configs, plain
+from envs.config import check_keys, dotted_overrides, load_config, merge_configs, plain, strip_comments
 from envs.sb3 import RangerSB3VecEnv
 
 DEFAULTS = {
@@ -73,20 +72,12 @@ DEFAULTS = {
 def load_train_config(path: str, args: argparse.Namespace) -> dict:
     """The training config: defaults, then the YAML file, then the command line."""
     given = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    for key in given:
-        if key not in DEFAULTS and not str(key).startswith("_"):
-            close = difflib.get_close_matches(str(key), list(DEFAULTS), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"{path}: unknown key {key!r}{hint}; allowed keys: {', '.join(DEFAULTS)}")
-    cfg = {**DEFAULTS, **{k: v for k, v in given.items() if not str(k).startswith("_")}}
+    check_keys(str(path), given, DEFAULTS)
+    cfg = {**DEFAULTS, **strip_comments(given)}
     if cfg["env_config"] is not None and not isinstance(cfg["env_config"], dict):
         cfg["env_config"] = load_config(cfg["env_config"])  # a task config name or YAML path, as a dict
     overrides = dotted_overrides(getattr(args, "overrides", None) or [])
-    for key in overrides:
-        if key not in DEFAULTS:
-            close = difflib.get_close_matches(str(key), list(DEFAULTS), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"--set: unknown key {key!r}{hint}; allowed keys: {', '.join(DEFAULTS)}")
+    check_keys("--set", overrides, DEFAULTS)
     cfg = merge_configs(cfg, overrides)
     for key in ("total_steps", "seed", "out"):
         if getattr(args, key) is not None:
