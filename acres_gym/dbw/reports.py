@@ -102,9 +102,10 @@ REPORT_FIELDS: tuple[tuple[str, str, str], ...] = (
 REPORT_ROW: dict[str, int] = {f"{m}.{f}": k for k, (m, f, _) in enumerate(REPORT_FIELDS)}
 """Row of ``"message.field"`` in the report table."""
 
-_RESOLUTION_BY_ROW = np.zeros(len(REPORT_FIELDS))
+_RESOLUTION_BY_ROW = np.zeros(len(REPORT_FIELDS))  # per table row; 0 = exact
 for (_m, _f), _q in REPORT_RESOLUTION.items():
     _RESOLUTION_BY_ROW[REPORT_ROW[f"{_m}.{_f}"]] = _q
+_EXACT = np.zeros(len(REPORT_FIELDS))
 
 
 @njit(cache=True)
@@ -184,7 +185,6 @@ def report_table(params: np.ndarray, state: np.ndarray, exact: bool = False) -> 
     return out
 
 
-_EXACT = np.zeros(len(REPORT_FIELDS))
 _DTYPES = {"f": np.float64, "b": np.bool_, "i": np.int64}
 
 
