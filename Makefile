@@ -16,26 +16,26 @@ $(STAMP): pyproject.toml
 	$(PIP) install --quiet --upgrade pip
 	# CPU build of torch first, so nothing later pulls a CUDA build.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[dev,plots]'
+	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray]'
 	touch $(STAMP)
 
 run: $(STAMP)
 	$(PY) -m acres_gym.demo
-	$(PY) -m agents.evaluate --episodes 3 --env acres_gym/RangerSpeedTracking-v1
-	$(PY) -m agents.evaluate --episodes 3 --env acres_gym/RangerPathFollowing-v1
+	$(PY) -m acres_gym.agents.evaluate --episodes 3 --env acres_gym/RangerSpeedTracking-v1
+	$(PY) -m acres_gym.agents.evaluate --episodes 3 --env acres_gym/RangerPathFollowing-v1
 
 test: $(STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
 	$(PY) -m acres_gym.bench
-	$(PY) -m envs.bench --seconds 1
+	$(PY) -m acres_gym.envs.bench --seconds 1
 
 validate: $(STAMP)
 	$(PY) -m acres_gym.validate
 
 watch: $(STAMP)
-	$(PY) -m agents.watch
+	$(PY) -m acres_gym.agents.watch
 
 lint: $(STAMP)
 	$(PY) -m ruff check acres_gym envs agents tests train.py

@@ -43,10 +43,10 @@ from stable_baselines3.common.callbacks import CheckpointCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
-from agents.evaluate import baseline_entry, compare, format_table
-from agents.sb3_models import SB3Policy, algorithm_class, build_model
-from envs.config import check_keys, dotted_overrides, load_config, merge_configs, plain, strip_comments
-from envs.sb3 import RangerSB3VecEnv
+from acres_gym.agents.evaluate import baseline_entry, compare, format_table
+from acres_gym.agents.sb3_models import SB3Policy, algorithm_class, build_model
+from acres_gym.envs.config import check_keys, dotted_overrides, load_config, merge_configs, plain, strip_comments
+from acres_gym.envs.sb3 import RangerSB3VecEnv
 
 DEFAULTS = {
     "algo": "ppo",

@@ -2,13 +2,13 @@
 
 Ids carry a version; a change of behaviour gets a new version instead of changing an existing one (the
 old id then raises Gymnasium's ``DeprecatedEnv`` naming the new one; the version history is in each task's
-docstring, ``envs.tasks``). Entry points are strings, so registering imports nothing from ``envs``:
+docstring, ``acres_gym.envs.tasks``). Entry points are strings, so registering imports nothing from ``envs``:
 
 =================================== ====================================== =================================
 id                                  entry point                            vector entry point
 =================================== ====================================== =================================
-``acres_gym/RangerSpeedTracking-v1`` ``envs.tasks:RangerSpeedTracking``    ``envs.tasks:RangerSpeedTrackingVector``
-``acres_gym/RangerPathFollowing-v1`` ``envs.tasks:RangerPathFollowing``    ``envs.tasks:RangerPathFollowingVector``
+``acres_gym/RangerSpeedTracking-v1`` ``acres_gym.envs.tasks:RangerSpeedTracking``    ``acres_gym.envs.tasks:RangerSpeedTrackingVector``
+``acres_gym/RangerPathFollowing-v1`` ``acres_gym.envs.tasks:RangerPathFollowing``    ``acres_gym.envs.tasks:RangerPathFollowingVector``
 =================================== ====================================== =================================
 
 ``max_episode_steps`` is read from the task config (``configs/tasks/<name>.yaml``: ``max_episode_s`` x
@@ -32,10 +32,10 @@ NAMESPACE = "acres_gym"
 
 # id -> (task config name, entry point, vector entry point)
 ENVIRONMENTS: dict[str, tuple[str, str, str]] = {
-    f"{NAMESPACE}/RangerSpeedTracking-v1": ("speed_tracking", "envs.tasks:RangerSpeedTracking",
-                                            "envs.tasks:RangerSpeedTrackingVector"),
-    f"{NAMESPACE}/RangerPathFollowing-v1": ("path_following", "envs.tasks:RangerPathFollowing",
-                                            "envs.tasks:RangerPathFollowingVector"),
+    f"{NAMESPACE}/RangerSpeedTracking-v1": ("speed_tracking", "acres_gym.envs.tasks:RangerSpeedTracking",
+                                            "acres_gym.envs.tasks:RangerSpeedTrackingVector"),
+    f"{NAMESPACE}/RangerPathFollowing-v1": ("path_following", "acres_gym.envs.tasks:RangerPathFollowing",
+                                            "acres_gym.envs.tasks:RangerPathFollowingVector"),
 }
 
 

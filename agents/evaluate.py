@@ -13,7 +13,7 @@ A policy factory is ``callable(venv) -> policy`` with ``policy(obs) -> actions``
 ``compare({name: (factory, action_mode or None)}, env_id, ...)`` evaluates several on the same seeds and
 ``format_table`` prints them.
 
-Command line: ``python -m agents.evaluate --env acres_gym/RangerSpeedTracking-v1 --episodes 8`` compares
+Command line: ``python -m acres_gym.agents.evaluate --env acres_gym/RangerSpeedTracking-v1 --episodes 8`` compares
 the two classical baselines. ``--model runs/x/model.zip`` adds a trained model (the environment and its
 config then default to the ones it was trained on). ``--config`` and ``--set key.sub=value`` change the
 task config, e.g. ``--set randomization.terrain.grade_pct=[0,15]``: robustness studies on other ground,
@@ -33,8 +33,8 @@ import gymnasium
 import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
-from agents.baselines import baseline_action_mode, make_baseline
-from envs.config import dotted_overrides, load_config, merge_configs
+from acres_gym.agents.baselines import baseline_action_mode, make_baseline
+from acres_gym.envs.config import dotted_overrides, load_config, merge_configs
 
 FIGURES = ("episode_return", "episode_steps", "speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km", "distance_m",
            "fuel_used_g")
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     entries = {name: baseline_entry(name) for name in ("ulc_pure_pursuit", "pedal_pid")}
     env_id, config = args.env or "acres_gym/RangerSpeedTracking-v1", {}
     if args.model:
-        from agents.sb3_models import load_run_config, load_run_policy
+        from acres_gym.agents.sb3_models import load_run_config, load_run_policy
 
         factory, mode, config = load_run_policy(args.model)
         env_id = args.env or load_run_config(args.model)["env_id"]

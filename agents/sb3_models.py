@@ -24,7 +24,7 @@ from stable_baselines3 import PPO, SAC
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecNormalize
 
-from envs.config import load_config
+from acres_gym.envs.config import load_config
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
 ACTIVATIONS = ("tanh", "relu", "elu", "gelu", "leaky_relu")
@@ -88,7 +88,7 @@ class SB3Policy:
 
     @classmethod
     def factory(cls, model: BaseAlgorithm, normalizer: VecNormalize | None = None, deterministic: bool = True):
-        """A policy factory for ``agents.evaluate`` (the same policy for any environment)."""
+        """A policy factory for ``acres_gym.agents.evaluate`` (the same policy for any environment)."""
         policy = cls(model, normalizer, deterministic)
         return lambda _venv: policy
 

@@ -1,11 +1,11 @@
 """Watch a policy drive an episode in the pygame window, or save its frames as PNG files.
 
-``python -m agents.watch`` shows the vehicle's ULC with pure-pursuit steering on
+``python -m acres_gym.agents.watch`` shows the vehicle's ULC with pure-pursuit steering on
 ``acres_gym/RangerPathFollowing-v1``; ``--policy`` takes a baseline name (``ulc_pure_pursuit``,
 ``pedal_pid``), ``random`` (uniform actions from the action space, seeded) or the ``model.zip`` of a
 ``train.py`` run, whose environment and task config are then used (``--env`` overrides the id). Episode
-``k`` is seeded ``seed + k``, as in ``agents.evaluate``, so what you watch is what the evaluation scored.
-``--config`` and ``--set key.sub=value`` change the task config as in ``agents.evaluate``.
+``k`` is seeded ``seed + k``, as in ``acres_gym.agents.evaluate``, so what you watch is what the evaluation scored.
+``--config`` and ``--set key.sub=value`` change the task config as in ``acres_gym.agents.evaluate``.
 
 The window runs in real time (the control rate); closing it stops. ``--frames DIR`` draws off screen
 instead (no display needed) and writes ``DIR/episode<k>_<step>.png``, the frame after the reset and one
@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
-from agents.baselines import BASELINES, baseline_action_mode, make_baseline
-from agents.evaluate import add_config_arguments, config_from_arguments
-from envs.config import load_config
+from acres_gym.agents.baselines import BASELINES, baseline_action_mode, make_baseline
+from acres_gym.agents.evaluate import add_config_arguments, config_from_arguments
+from acres_gym.envs.config import load_config
 
 DEFAULT_ENV = "acres_gym/RangerPathFollowing-v1"
 END_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
@@ -46,7 +46,7 @@ def resolve_policy(policy: str, env_id: str | None, seed: int = 0) -> tuple[str,
         return env_id or DEFAULT_ENV, random_factory, None, {}
     path = Path(policy)
     if path.suffix == ".zip" or path.exists():
-        from agents.sb3_models import load_run_config, load_run_policy
+        from acres_gym.agents.sb3_models import load_run_config, load_run_policy
 
         factory, mode, config = load_run_policy(path)
         return env_id or load_run_config(path)["env_id"], factory, mode, dict(config)
@@ -70,7 +70,7 @@ def watch(env_id: str = DEFAULT_ENV, policy_factory: Callable | None = None, act
           max_steps: int | None = None, printer: Callable[[str], None] | None = print) -> list[dict[str, Any]]:
     """Run ``episodes`` episodes of one vehicle, shown in a window or saved as frames (module docstring).
 
-    ``policy_factory(venv) -> policy`` as in ``agents.evaluate`` (default: the ULC with pure pursuit);
+    ``policy_factory(venv) -> policy`` as in ``acres_gym.agents.evaluate`` (default: the ULC with pure pursuit);
     ``max_steps`` cuts each episode short. Returns one dict of figures per episode.
     """
     import gymnasium

@@ -75,7 +75,7 @@ from acres_gym.constants import (
     ULC_VELOCITY,
 )
 from acres_gym.dbw.command import GEAR_CMD_MAX, check_commands
-from envs.config import check_keys, number, strip_comments
+from acres_gym.envs.config import check_keys, number, strip_comments
 
 ULC_VELOCITY_RANGE_MPS = (-7.0, 45.0)  # what the firmware-side decoder accepts
 ULC_ACCEL_RANGE_MPS2 = (-6.0, 3.0)

@@ -1,4 +1,4 @@
-"""Environment throughput: ``python -m envs.bench [--seconds S] [--env ID]``.
+"""Environment throughput: ``python -m acres_gym.envs.bench [--seconds S] [--env ID]``.
 
 Prints control steps per second of wall time (vehicle-steps per second for a vector env) at 20 Hz
 control, random actions, for the single ``RangerEnv`` and the native ``RangerVectorEnv`` with N = 16 and

@@ -3,19 +3,19 @@
 A task config is a dict with these top-level keys (every one optional except ``task``):
 
 ==================== ====================================================================================
-``task``             the task name: ``speed_tracking`` or ``path_following`` (``envs.tasks.TASKS``)
+``task``             the task name: ``speed_tracking`` or ``path_following`` (``acres_gym.envs.tasks.TASKS``)
 ``task_options``     the task's own options (reference speed profile, path, termination limits)
 ``vehicle``          a vehicle name under ``configs/vehicles`` (default ``polaris_ranger_crew_xp1000``)
 ``vehicle_overrides`` dotted parameter keys applied to the vehicle (``{"mass.occupants": 2}``)
 ``control_hz``       control rate; must divide the 120 Hz physics rate and be >= 10 Hz (the DBW command
                      timeout is 0.1 s): 10, 12, 15, 20, 24, 30, 40, 60 or 120 (default 20)
 ``max_episode_s``    episode length in simulated seconds: the episode is truncated after it (default 30)
-``action_mode``      an action mode of ``envs.actions.ACTION_MODES`` (default ``curvature+ulc_velocity``)
+``action_mode``      an action mode of ``acres_gym.envs.actions.ACTION_MODES`` (default ``curvature+ulc_velocity``)
 ``action_options``   the action mode's own options (ranges, rate limits)
-``observations``     a list of observation names (``envs.observations``); null = the task's default set
-``rewards``          ``{term: {weight: w, <term parameters>}}`` (``envs.rewards``); a term set to null is
+``observations``     a list of observation names (``acres_gym.envs.observations``); null = the task's default set
+``rewards``          ``{term: {weight: w, <term parameters>}}`` (``acres_gym.envs.rewards``); a term set to null is
                      removed from a merged config
-``randomization``    per-episode randomisation (``envs.randomization``): terrain, patches, wetness, soil,
+``randomization``    per-episode randomisation (``acres_gym.envs.randomization``): terrain, patches, wetness, soil,
                      payload, biases
 ``render_mode``      null, ``human`` or ``rgb_array`` (the constructor's ``render_mode`` wins when given)
 ``render``           renderer options: ``width``, ``height``, ``pixels_per_m``

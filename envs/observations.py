@@ -75,7 +75,7 @@ class Frame:
     yaw_rate_rad_s: np.ndarray
     axle_x_m: np.ndarray
     axle_y_m: np.ndarray
-    task: Any  # envs.task_logic.TaskFrame
+    task: Any  # acres_gym.envs.task_logic.TaskFrame
     previous_action: np.ndarray
     brake_max_bar: np.ndarray
 

@@ -66,7 +66,7 @@ from acres_gym.terrain import (
     with_patches,
     with_wetness,
 )
-from envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
+from acres_gym.envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
 
 SOIL_SURFACE = "soil"
 SOIL_SLOT = "episode_soil_{}"

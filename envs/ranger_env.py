@@ -1,6 +1,6 @@
 """``RangerEnv``: one Polaris Ranger CREW XP 1000 driven through its DBW layer, as a ``gymnasium.Env``.
 
-Configured by a task config (``envs.config``): a dict, a name under ``configs/tasks`` or a YAML path,
+Configured by a task config (``acres_gym.envs.config``): a dict, a name under ``configs/tasks`` or a YAML path,
 merged over the class's ``default_config`` (the registered tasks set one), then keyword overrides::
 
     env = RangerEnv("speed_tracking", control_hz=10, rewards={"energy": {"weight": 0.5}})
@@ -39,8 +39,8 @@ from typing import Any, ClassVar
 import gymnasium
 import numpy as np
 
-from envs.config import load_config, merge_configs
-from envs.core import RangerBatch
+from acres_gym.envs.config import load_config, merge_configs
+from acres_gym.envs.core import RangerBatch
 
 SEED_HIGH = 2**63 - 1
 
@@ -124,12 +124,12 @@ class BatchViews:
 
     @property
     def action_mode(self):
-        """The action mode (``envs.actions``): ``decode`` / ``encode`` between actions and DBW units."""
+        """The action mode (``acres_gym.envs.actions``): ``decode`` / ``encode`` between actions and DBW units."""
         return self._batch.action_mode
 
     @property
     def task(self):
-        """The task logic (``envs.task_logic``): the path and speed profile of the episode."""
+        """The task logic (``acres_gym.envs.task_logic``): the path and speed profile of the episode."""
         return self._batch.task
 
     @property
@@ -139,7 +139,7 @@ class BatchViews:
 
 
 class RangerEnv(BatchViews, gymnasium.Env):
-    """The Ranger under DBW control on a task (see the module docstring; tasks: ``envs.tasks``).
+    """The Ranger under DBW control on a task (see the module docstring; tasks: ``acres_gym.envs.tasks``).
 
     Args:
         config: a task config dict, a name under ``configs/tasks`` or a YAML path, merged over

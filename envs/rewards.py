@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from envs.config import check_keys, number, strip_comments
+from acres_gym.envs.config import check_keys, number, strip_comments
 
 ENTRY_POINT_GROUP = "acres_gym.rewards"
 SHAPES = ("gaussian", "exponential", "squared", "abs")

@@ -5,7 +5,7 @@ observation in ``info["terminal_observation"]``, a list of info dicts). The adap
 ``SAME_STEP`` autoreset mode and translates, so ``PPO("MultiInputPolicy", RangerSB3VecEnv(...))`` trains
 on all N vehicles stepped by one simulator call::
 
-    from envs.sb3 import RangerSB3VecEnv
+    from acres_gym.envs.sb3 import RangerSB3VecEnv
     from stable_baselines3 import PPO
 
     venv = RangerSB3VecEnv.from_config("speed_tracking", num_envs=16)
@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
-from envs.vector_env import RangerVectorEnv
+from acres_gym.envs.vector_env import RangerVectorEnv
 
 METRIC_KEYS = ("speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km", "distance_m", "fuel_used_g",
                "rolled_over", "diverged", "off_course", "off_terrain", "path_complete")

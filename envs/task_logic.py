@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from envs.config import check_keys, draw_in_range, number, number_range, strip_comments
+from acres_gym.envs.config import check_keys, draw_in_range, number, number_range, strip_comments
 
 SEARCH_BACK = 8  # path points searched behind the last nearest point
 SEARCH_WINDOW = 96  # path points searched in all (48 m at 0.5 m spacing)

@@ -8,8 +8,8 @@ builds the native vector forms (``RangerVectorEnv``: N vehicles, one simulator c
 
 from __future__ import annotations
 
-from envs.ranger_env import RangerEnv
-from envs.vector_env import RangerVectorEnv
+from acres_gym.envs.ranger_env import RangerEnv
+from acres_gym.envs.vector_env import RangerVectorEnv
 
 
 class RangerSpeedTracking(RangerEnv):
@@ -22,8 +22,8 @@ class RangerSpeedTracking(RangerEnv):
     randomly drawn soil, random wetness, random payload and occupants, and small hardware biases of the
     speed sensor, throttle and brake. The agent drives through the DBW messages (``ThrottleCmd`` /
     ``BrakeCmd`` pedal percent, a ``SteeringCmd`` holding the wheel straight) at 20 Hz; the physics
-    runs at 120 Hz. The vehicle's own ULC (``agents.baselines.UlcPurePursuit``) and a PID on the pedals
-    (``agents.baselines.PedalPid``) are the classical baselines.
+    runs at 120 Hz. The vehicle's own ULC (``acres_gym.agents.baselines.UlcPurePursuit``) and a PID on the pedals
+    (``acres_gym.agents.baselines.PedalPid``) are the classical baselines.
 
     ## Action Space
 
@@ -31,11 +31,11 @@ class RangerSpeedTracking(RangerEnv):
     100 x a percent for a > 0, brake -100 x a percent for a < 0. Other modes (``action_mode`` in the config):
     ``steer_angle+pedals``, ``curvature+ulc_velocity``, ``yaw_rate+ulc_velocity``, ``steer_angle+ulc_accel``,
     ``dbw_command``
-    (see ``envs.actions``).
+    (see ``acres_gym.envs.actions``).
 
     ## Observation Space
 
-    A ``Dict`` of float32 ``Box`` entries (see ``envs.observations``): the ds_dbw report fields
+    A ``Dict`` of float32 ``Box`` entries (see ``acres_gym.envs.observations``): the ds_dbw report fields
     (steering wheel angle and command, throttle and brake outputs, gear one-hot, ULC vel_ref / vel_meas /
     accel_meas, vehicle velocity, wheel speeds, dbw_enabled, report validity flags), body yaw rate, roll
     and pitch, the target speed now and 1, 2, 3 s ahead, the lateral and heading error from the line, 7
@@ -43,7 +43,7 @@ class RangerSpeedTracking(RangerEnv):
 
     ## Rewards
 
-    Per step (weights from the config, ``envs.rewards``): ``speed_error`` exp(-|v - v_target| / 2 m/s)
+    Per step (weights from the config, ``acres_gym.envs.rewards``): ``speed_error`` exp(-|v - v_target| / 2 m/s)
     x 1.0 (a slope toward the target from any speed), ``action_rate`` -mean((a_t - a_t-1)^2) x 0.1,
     ``energy`` -fuel g x 0.5, ``rollover`` -1 x 20 when the vehicle rolls over or the simulation
     diverges, ``off_course`` -1 x 20 when it leaves the 8 m corridor or the terrain.
@@ -89,17 +89,17 @@ class RangerPathFollowing(RangerEnv):
     changes every 8..15 s and never asks for more than 2 m/s^2 of lateral acceleration, over rough ground
     with surface patches, random wetness, payload and hardware biases. The default interface is the one an
     autonomy stack uses: a path curvature command (``SteeringCmd`` CMD_CURVATURE) and a ULC velocity command,
-    at 20 Hz. Pure pursuit with the vehicle's ULC (``agents.baselines.UlcPurePursuit``) is the baseline.
+    at 20 Hz. Pure pursuit with the vehicle's ULC (``acres_gym.agents.baselines.UlcPurePursuit``) is the baseline.
 
     ## Action Space
 
     ``Box(-1, 1, (2,), float32)`` in the default ``curvature+ulc_velocity`` mode: [curvature, speed]:
     curvature a0 x 0.2 1/m, ULC velocity (a1 + 1) / 2 x 12 m/s. Other modes as for
-    ``RangerSpeedTracking`` (``envs.actions``).
+    ``RangerSpeedTracking`` (``acres_gym.envs.actions``).
 
     ## Observation Space
 
-    The same ``Dict`` as ``RangerSpeedTracking`` (``envs.observations``): DBW report fields, body rates and
+    The same ``Dict`` as ``RangerSpeedTracking`` (``acres_gym.envs.observations``): DBW report fields, body rates and
     attitude, target speed now and 1, 2, 3 s ahead, lateral and heading error, path points 2..20 m ahead in
     the body frame, previous action.
 

@@ -2,7 +2,7 @@
 
 A native ``gymnasium.vector.VectorEnv``: the N vehicles share one simulator (one jitted call advances
 them all by ``120 / control_hz`` ticks, vehicles in parallel threads), and the action mode, task,
-rewards and observations run once per step over the N axis (``envs.core``). Vehicle ``i`` behaves exactly as a
+rewards and observations run once per step over the N axis (``acres_gym.envs.core``). Vehicle ``i`` behaves exactly as a
 single ``RangerEnv`` with the same config, reset with seed ``seed + i`` and given the same actions: its
 per-vehicle Gymnasium generator is seeded the same way and every episode seed is drawn from it.
 
@@ -37,8 +37,8 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from envs.core import RangerBatch
-from envs.ranger_env import SEED_HIGH, BatchViews, RenderHelper, build_config
+from acres_gym.envs.core import RangerBatch
+from acres_gym.envs.ranger_env import SEED_HIGH, BatchViews, RenderHelper, build_config
 
 
 def _with_masks(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:

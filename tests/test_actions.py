@@ -20,8 +20,8 @@ from acres_gym.constants import (
     ULC_VELOCITY,
 )
 from acres_gym.params import load_vehicle
-from envs.actions import ACTION_MODES, make_action_mode
-from envs.tasks import RangerPathFollowing
+from acres_gym.envs.actions import ACTION_MODES, make_action_mode
+from acres_gym.envs.tasks import RangerPathFollowing
 
 BOX_MODES = [name for name in ACTION_MODES if name != "dbw_command"]
 FLAT = {"randomization": {"terrain": {"kind": "flat", "surface": "dry_asphalt", "size_m": 200.0},

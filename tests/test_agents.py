@@ -14,9 +14,9 @@ import gymnasium
 import numpy as np
 import pytest
 
-from agents.baselines import PedalPid, UlcPurePursuit, make_baseline
-from agents.evaluate import baseline_entry, compare, evaluate, format_table
-from envs.tasks import RangerPathFollowing, RangerSpeedTracking
+from acres_gym.agents.baselines import PedalPid, UlcPurePursuit, make_baseline
+from acres_gym.agents.evaluate import baseline_entry, compare, evaluate, format_table
+from acres_gym.envs.tasks import RangerPathFollowing, RangerSpeedTracking
 
 FLAT = {"randomization": {"terrain": {"kind": "flat", "surface": "dry_asphalt"}, "patches": None, "wetness": None,
                           "payload": {"cargo_kg": None, "occupants": None},
@@ -84,7 +84,7 @@ def test_compare_and_table():
 
 def test_watch_saves_one_frame_per_step_and_reports_the_episode(tmp_path, monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    from agents.watch import resolve_policy, watch
+    from acres_gym.agents.watch import resolve_policy, watch
 
     env_id, factory, mode, config = resolve_policy("ulc_pure_pursuit", None)
     assert env_id == PATH and mode == "curvature+ulc_velocity" and config == {}
@@ -104,7 +104,7 @@ def test_watch_saves_one_frame_per_step_and_reports_the_episode(tmp_path, monkey
 
 def test_watch_random_policy_and_bad_policy_names(tmp_path, monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    from agents.watch import resolve_policy, watch
+    from acres_gym.agents.watch import resolve_policy, watch
 
     env_id, factory, mode, _ = resolve_policy("random", SPEED, seed=1)
     rows = watch(env_id, factory, mode, FLAT, frames_dir=tmp_path, max_steps=3, printer=None)
@@ -116,7 +116,7 @@ def test_watch_random_policy_and_bad_policy_names(tmp_path, monkeypatch):
 
 
 def test_evaluate_command_line_with_config_overrides(capsys):
-    from agents.evaluate import main
+    from acres_gym.agents.evaluate import main
 
     main(["--episodes", "1", "--seed", "3", "--set", "max_episode_s=0.5",
           "--set", "randomization.terrain={kind: flat, surface: dry_asphalt, grade_pct: 10}",

@@ -293,7 +293,7 @@ def test_commands_are_resent_every_step():
 
 
 def test_reward_plugins_by_decorator_and_entry_point(monkeypatch):
-    from envs import rewards
+    from acres_gym.envs import rewards
 
     @rewards.register_reward("test_standstill")
     class Standstill(rewards.RewardTerm):
@@ -376,15 +376,17 @@ def test_a_drawn_grade_tilts_the_ground_and_the_spawned_vehicle(direction_deg, r
 def test_the_simulator_library_imports_neither_envs_nor_agents():
     code = ("import sys, acres_gym, gymnasium; gymnasium.spec('acres_gym/RangerSpeedTracking-v1'); "
             "import acres_gym.sim, acres_gym.dbw.reports; "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('envs', 'agents')); "
+            "bad = sorted(m for m in sys.modules if m.split('.')[:2] in (['acres_gym', 'envs'], "
+            "['acres_gym', 'agents']) or m.split('.')[0] in ('envs', 'agents')); "
             "assert not bad, bad; "
-            "import envs.tasks, envs.sb3, envs.vector_env; "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'agents'); assert not bad, bad")
+            "import acres_gym.envs.tasks, acres_gym.envs.sb3, acres_gym.envs.vector_env; "
+            "bad = sorted(m for m in sys.modules if m.split('.')[:2] == ['acres_gym', 'agents'] "
+            "or m.split('.')[0] in ('envs', 'agents')); assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
 
 
 def test_dotted_overrides_build_nested_sections():
-    from envs.config import dotted_overrides, merge_configs
+    from acres_gym.envs.config import dotted_overrides, merge_configs
 
     got = dotted_overrides(["randomization.terrain.grade_pct=[0, 15]", "control_hz=10", "randomization.patches=null",
                             "action_mode=curvature+ulc_velocity", "rewards.energy={weight: 0.5}"])

@@ -36,7 +36,7 @@ from acres_gym.schema import (
 
 G = 9.80665
 NAME = "polaris_ranger_crew_xp1000"
-VEHICLE_FILE = paths.DEFAULT_CONFIG_DIR / "vehicles" / f"{NAME}.json"
+VEHICLE_FILE = paths.config_dir() / "vehicles" / f"{NAME}.json"
 IDLE_RANGE = r"expected a finite number in \[100, 5000\] rpm"
 CURVE_UNITS = {TORQUE_CURVE_RPM_KEY: "rpm", TORQUE_CURVE_NM_KEY: "N m"}
 

@@ -78,14 +78,14 @@ def test_renderer_draws_surfaces_and_shading_directly():
 
 def test_the_physics_does_not_import_the_renderer():
     code = ("import sys; from acres_gym.sim import RangerSim; s = RangerSim(1); s.step(6); "
-            "import envs.tasks; e = envs.tasks.RangerSpeedTracking(); e.reset(seed=0); "
+            "import acres_gym.envs.tasks; e = acres_gym.envs.tasks.RangerSpeedTracking(); e.reset(seed=0); "
             "e.step(e.action_space.sample()); "
             "bad = [m for m in ('pygame', 'acres_gym.render') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_hud_names_the_ground_under_the_wheels():
-    from envs.ranger_env import RenderHelper
+    from acres_gym.envs.ranger_env import RenderHelper
 
     env = gymnasium.make("acres_gym/RangerSpeedTracking-v1", render_mode="rgb_array",
                          config={"randomization": {"terrain": {"surface": "soil", "roughness_m": 0.0},

@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from acres_gym.paths import DEFAULT_CONFIG_DIR
+from acres_gym.paths import config_dir
+
+DEFAULT_CONFIG_DIR = config_dir()
 from acres_gym.replay import OUTPUT_COLUMNS, main, parse_commands, tick_at
 from acres_gym.terrain import slope, to_file
 

@@ -5,9 +5,9 @@ run straight to the edge."""
 import numpy as np
 import pytest
 
-from envs.config import load_config
-from envs.core import PATH_CLEARANCE_M, TERRAIN_MARGIN_M, RangerBatch
-from envs.task_logic import PATH_REACH_MARGIN_M, make_task
+from acres_gym.envs.config import load_config
+from acres_gym.envs.core import PATH_CLEARANCE_M, TERRAIN_MARGIN_M, RangerBatch
+from acres_gym.envs.task_logic import PATH_REACH_MARGIN_M, make_task
 
 DT_S = 0.05
 MAX_STEPS = 600
@@ -88,7 +88,7 @@ def test_the_batch_keeps_paths_clear_of_the_terrain_edge():
 
 
 def test_pure_pursuit_stays_on_the_terrain_where_the_old_path_ran_off_it():
-    from agents.evaluate import baseline_entry, evaluate
+    from acres_gym.agents.evaluate import baseline_entry, evaluate
 
     factory, mode = baseline_entry("ulc_pure_pursuit")
     result = evaluate(factory, "acres_gym/RangerPathFollowing-v1", episodes=1, seed=100_002, action_mode=mode)

@@ -41,7 +41,7 @@ from acres_gym.terrain import (
     with_polygons,
     with_wetness,
 )
-from acres_gym.terrain.surfaces import SURFACES_PATH
+from acres_gym.paths import config_path
 
 
 def py(f):
@@ -324,7 +324,7 @@ def test_surface_table_ids_and_names_round_trip():
 
 
 def test_every_surface_value_has_unit_and_source():
-    with open(SURFACES_PATH) as f:
+    with open(config_path("surfaces.json")) as f:
         surfaces = json.load(f)["surfaces"]
     for name, entry in surfaces.items():
         for key, leaf in entry.items():

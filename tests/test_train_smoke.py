@@ -41,7 +41,7 @@ def test_train_smoke_saves_model_config_and_report(tmp_path, monkeypatch):
         assert {"episode_return", "speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km"} <= set(figures["mean"])
     assert "speed RMSE" in done.stdout  # the printed table
 
-    from agents.sb3_models import load_run_policy
+    from acres_gym.agents.sb3_models import load_run_policy
 
     factory, mode, env_config = load_run_policy(out / "model.zip")
     assert env_config == config["env_config"]
@@ -59,7 +59,7 @@ def test_train_smoke_saves_model_config_and_report(tmp_path, monkeypatch):
     assert bad.returncode != 0 and "--resume" in bad.stderr and "no such model" in bad.stderr
 
     # watching the trained model uses its environment and config
-    from agents.watch import resolve_policy, watch
+    from acres_gym.agents.watch import resolve_policy, watch
 
     env_id, factory, mode, env_config = resolve_policy(str(out / "model.zip"), None)
     assert env_id == config["env_id"] and env_config == config["env_config"]
@@ -93,7 +93,7 @@ def test_a_training_config_may_name_its_task_config(tmp_path):
     assert cfg["env_config"]["randomization"]["terrain"]["grade_pct"] == [5.0, 35.0]
     assert cfg["env_config"]["max_episode_s"] == 9
 
-    from agents.evaluate import make_vector_env
+    from acres_gym.agents.evaluate import make_vector_env
 
     venv = make_vector_env("acres_gym/RangerSpeedTracking-v1", 2, "hill_climb")
     assert venv.single_action_space.shape == (2,) and venv.config["action_options"]["gear_axis"] is True

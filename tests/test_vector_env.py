@@ -12,9 +12,9 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import acres_gym  # noqa: F401
-from envs.sb3 import RangerSB3VecEnv
-from envs.tasks import RangerPathFollowing, RangerPathFollowingVector, RangerSpeedTracking, RangerSpeedTrackingVector
-from envs.vector_env import RangerVectorEnv
+from acres_gym.envs.sb3 import RangerSB3VecEnv
+from acres_gym.envs.tasks import RangerPathFollowing, RangerPathFollowingVector, RangerSpeedTracking, RangerSpeedTrackingVector
+from acres_gym.envs.vector_env import RangerVectorEnv
 
 SHORT = {"max_episode_s": 2.0,
          "randomization": {"terrain": {"kind": "rough", "size_m": 160.0, "cell_m": 1.0, "roughness_m": [0.0, 0.05]},
@@ -178,7 +178,7 @@ def test_ppo_learns_a_few_hundred_steps_on_the_native_vector_env():
 
 
 def test_sac_from_a_training_config_learns_and_acts_through_sb3_policy():
-    from agents.sb3_models import SB3Policy, build_model
+    from acres_gym.agents.sb3_models import SB3Policy, build_model
 
     env = RangerSB3VecEnv.from_config(SHORT, num_envs=2, env_class=RangerPathFollowingVector)
     model = build_model("sac", env, seed=0, algo_kwargs={"learning_starts": 64, "batch_size": 32,

@@ -5,23 +5,20 @@
 ``soil_friction_deg``, ``soil_shear_modulus_m``). ``draw_soil`` picks one soil and scales its parameters
 by factors drawn uniformly within relative ranges. Plain numpy, called once per episode, never per tick.
 
-The library is ``<repository>/configs/soils.json``, or ``$ACRES_GYM_CONFIG_DIR/soils.json`` when that
-environment variable is set.
+The library is ``soils.json`` of the configuration directory (``acres_gym.paths``: the packaged configs,
+or ``$ACRES_GYM_CONFIG_DIR`` when that environment variable is set).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
-import acres_gym
-
-CONFIG_DIR_ENV = "ACRES_GYM_CONFIG_DIR"
+from acres_gym.paths import CONFIG_DIR_ENV, config_path
 
 # library key -> (surface-table field, unit expected in the JSON, factor to SI)
 SOIL_KEYS: dict[str, tuple[str, str, float]] = {
@@ -54,11 +51,8 @@ DEFAULT_SCALE: dict[str, tuple[float, float]] = {
 
 
 def soils_path() -> Path:
-    """The soil library: ``$ACRES_GYM_CONFIG_DIR/soils.json``, else ``<repository>/configs/soils.json``."""
-    config_dir = os.environ.get(CONFIG_DIR_ENV)
-    if config_dir:
-        return Path(config_dir) / "soils.json"
-    return Path(acres_gym.__file__).resolve().parents[1] / "configs" / "soils.json"
+    """The soil library: ``soils.json`` in the configuration directory (``acres_gym.paths``)."""
+    return config_path("soils.json")
 
 
 def _soil_to_si(name: str, entry: object, path: Path) -> dict[str, float]:

@@ -49,11 +49,9 @@ from pathlib import Path
 
 import numpy as np
 
+from acres_gym import paths
 from acres_gym.terrain.surfaces_dtype import SURFACE_DTYPE
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
-SURFACES_PATH = CONFIG_DIR / "surfaces.json"
-SOILS_PATH = CONFIG_DIR / "soils.json"
 
 HARD_FIELDS: tuple[str, ...] = (
     "mu_dry", "mu_wet", "film_loss", "film_speed_mps", "slip_stiffness_scale",
@@ -297,11 +295,11 @@ def load_surface_table(surfaces_path: str | Path | None = None, soils_path: str 
     an existing name updates that row (same id); an entry with soil keys is a soil (units of
     soils.json), otherwise a hard surface (``mu_dry`` and ``mu_wet`` required unless it has a ``base``).
     """
-    surfaces_path = Path(surfaces_path) if surfaces_path is not None else SURFACES_PATH
+    surfaces_path = Path(surfaces_path) if surfaces_path is not None else paths.config_path("surfaces.json")
     rows: dict[str, dict] = {}
     sources: dict[str, dict] = {}
     _add_entries(rows, sources, _read_json(surfaces_path, "surfaces"), "hard", str(surfaces_path))
-    soils_path = Path(soils_path) if soils_path is not None else SOILS_PATH
+    soils_path = Path(soils_path) if soils_path is not None else paths.config_path("soils.json")
     if soils_path.exists():
         _add_entries(rows, sources, _read_json(soils_path, "soils"), "soil", str(soils_path))
     if extra:
