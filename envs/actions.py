@@ -42,19 +42,22 @@ in ds_dbw units (``steer_mode``, ``steer_cmd``, ``throttle_mode``, ``throttle_cm
 ``brake_cmd``, ``gear_cmd``, ``ulc_mode``, ``ulc_cmd``, the rate and limit fields, ...; see
 ``DbwCommandMode.FIELDS``). A subsystem whose mode is not NONE gets a message with its enable set; keys left
 out keep their neutral value (mode NONE, rates 0 = firmware default, the AWD switch at the vehicle's
-``driveline.default_drive_mode``). Mode values are the ds_dbw constants
-and are checked by ``acres_gym.dbw.command.check_commands`` (an unknown mode raises).
+``driveline.default_drive_mode``). Mode values are the ds_dbw constants; their spaces (``DiscreteSet``)
+sample only the modes the DBW layer accepts, so every ``action_space.sample()`` is a valid action. Fields
+are not coerced: a mode or gear of 2.5, a flag of 99, a string, a mapping or an unknown mode raises a
+``ValueError`` naming the field and its allowed values.
 
 ``ACTION_MODES`` maps names to classes; ``make_action_mode(name, params, options)`` builds one. A mode
-also offers ``decode(actions)`` (the physical commands of normalised actions) and ``encode(**values)``
-(the inverse, for controllers written in physical units).
+also offers ``decode(actions)`` (the physical commands of normalised actions: one action of shape (k,)
+gives scalars, an (N, k) batch arrays) and ``encode(**values)`` (the inverse, for controllers written in
+physical units: scalars give one action of shape (k,), arrays a batch).
 """
 
 from __future__ import annotations
 
 import copy
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -98,19 +101,19 @@ def _show(value: Any) -> str:
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
-def _as_numbers(value: Any, expected: str, bools: bool = False) -> np.ndarray:
+def _as_numbers(value: Any, expected: Callable[[], str], bools: bool = False) -> np.ndarray:
     """``value`` as an integer or float array, without coercion: strings, mappings, ragged lists, and
-    booleans (unless ``bools``) raise ``ValueError`` with ``expected`` and the value; Python integers beyond
-    int64 become floats (they then fail any range check by value, not with an ``OverflowError``)."""
+    booleans (unless ``bools``) raise ``ValueError`` with ``expected()`` and the value; Python integers
+    beyond int64 become floats (they then fail any range check by value, not with an ``OverflowError``)."""
     try:
         a = np.asarray(value)
         if a.dtype.kind == "O" and a.size and all(isinstance(x, numbers.Real) and not isinstance(x, bool)
                                                   for x in a.flat):
             a = a.astype(np.float64)
     except (ValueError, TypeError, OverflowError):
-        raise ValueError(f"{expected}, got {_show(value)}") from None
-    if a.dtype.kind not in ("iufb" if bools else "iuf"):
-        raise ValueError(f"{expected}, got {_show(value)}")
+        a = None
+    if a is None or a.dtype.kind not in ("iufb" if bools else "iuf"):
+        raise ValueError(f"{expected()}, got {_show(value)}")
     return a
 
 
@@ -214,8 +217,7 @@ class ActionMode:
     def to_batch(self, actions: Any, n: int) -> np.ndarray:
         """Actions of N vehicles as an (N, k) float64 array, checked and clipped to [-1, 1]."""
         k = len(self.components)
-        a = _as_numbers(actions, f"action mode {self.name!r}: expected numbers in [-1, 1] "
-                                 f"({', '.join(self.components)})").astype(np.float64)
+        a = _as_numbers(actions, self._expected).astype(np.float64)
         if a.shape != (n, k):
             if n == 1 and a.shape == (k,):
                 a = a.reshape(1, k)
@@ -229,6 +231,9 @@ class ActionMode:
             raise ValueError(f"{_where(n, v, self.components[c])} is {a[v, c]}; actions must be finite numbers "
                              f"in [-1, 1] (mode {self.name!r})")
         return np.clip(a, -1.0, 1.0)
+
+    def _expected(self) -> str:
+        return f"action mode {self.name!r}: expected numbers in [-1, 1] ({', '.join(self.components)})"
 
     def flat(self, batch: Any) -> np.ndarray:
         """The (N, k) flat form of a checked batch (the batch itself for Box modes)."""
@@ -281,8 +286,7 @@ class ActionMode:
         """(checked (N, k) batch, whether ``actions`` was a single action of shape (k,))."""
         if isinstance(actions, np.ndarray) and actions.ndim == 2:
             return self.to_batch(actions, actions.shape[0]), False
-        a = _as_numbers(actions, f"action mode {self.name!r}: expected numbers in [-1, 1] "
-                                 f"({', '.join(self.components)})")
+        a = _as_numbers(actions, self._expected)
         if a.ndim not in (1, 2):
             k = len(self.components)
             raise ValueError(f"action mode {self.name!r}: expected one action of shape ({k},) or a batch of shape "
@@ -628,8 +632,8 @@ class DbwCommandMode(ActionMode):
             box = isinstance(space, spaces.Box)
             flag = key in self.FLAGS
             value = _as_numbers(actions.get(key, self.neutral.get(key, 0)),
-                                f"dbw_command action field {key!r}: expected "
-                                f"{'a number' if box else 'one of ' + self.allowed(key)}", bools=flag)
+                                lambda: f"dbw_command action field {key!r}: expected "  # noqa: B023 (called at once)
+                                        f"{'a number' if box else 'one of ' + self.allowed(key)}", bools=flag)
             if value.ndim == 0 or (n == 1 and value.shape == (1,)):
                 value = np.broadcast_to(value.reshape(()), (n,))
             if value.shape != (n,):
@@ -645,8 +649,10 @@ class DbwCommandMode(ActionMode):
                     v = int(np.flatnonzero(np.isinf(value))[0])
                     raise ValueError(f"{_field(n, v, key)} is {value[v]}; setpoints must be finite")
             else:
-                valid = space.values if isinstance(space, DiscreteSet) else np.arange(space.n) + space.start
-                bad = ~np.isin(value, valid)
+                if isinstance(space, DiscreteSet):
+                    bad = ~(value.reshape(-1, 1) == space.values).any(axis=1)
+                else:
+                    bad = ~((value >= space.start) & (value < space.start + space.n) & (value == np.floor(value)))
                 if bad.any():
                     v = int(np.flatnonzero(bad)[0])
                     raise ValueError(f"{_field(n, v, key)} is {value[v].item()!r}; allowed: {self.allowed(key)}")

@@ -1,0 +1,168 @@
+"""The environments at their edges: every sampled action is valid, no silent coercion of DBW command
+fields, decode/encode on one action or a batch, bounds on configs that would exhaust time or memory,
+non-finite reward terms, and an episode length that follows the config through every way of making an env.
+
+Checks run over the registry (``gymnasium.registry``), so a new id is covered without editing this file.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+
+import acres_gym  # noqa: F401  (registers the ids)
+from acres_gym.constants import GEAR_HIGH, GEAR_LOW, PEDAL_PERCENT, STEER_ANGLE, ULC_VELOCITY
+from acres_gym.dbw.command import check_commands, make_commands
+from acres_gym.envs.actions import ACTION_MODES, make_action_mode
+from acres_gym.params import load_vehicle
+
+ENV_IDS = sorted(k for k in gymnasium.registry if k.startswith("acres_gym/"))
+SAMPLES = 1000
+
+
+@pytest.fixture(scope="module")
+def params():
+    return load_vehicle("polaris_ranger_crew_xp1000")
+
+
+def _accepts(mode, batches: list) -> None:
+    """What the environment does with checked actions (``to_batch``) before the physics: write their
+    messages and check them (``check_commands`` raises on an invalid mode, gear or drive mode)."""
+    if isinstance(batches[0], dict):
+        batch = {key: np.concatenate([b[key] for b in batches]) for key in batches[0]}
+    else:
+        batch = np.concatenate(batches)
+    n = len(batch["steer_mode"]) if isinstance(batch, dict) else batch.shape[0]
+    cmd = make_commands(n).view(np.ndarray)
+    mode.write(cmd, batch, np.ones(n, dtype=bool))
+    check_commands(cmd)
+
+
+# --- 1. every sample of every action space is a valid action ---------------------------------------------
+@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("action_mode", list(ACTION_MODES))
+def test_every_sample_of_every_action_space_is_a_valid_action(env_id, action_mode):
+    """1,000 samples of the single env's action space and 1,000 vehicle actions of the vector env's all
+    pass the environment's action path; the first 20 drive the vehicle through ``step``."""
+    env = gymnasium.make(env_id, action_mode=action_mode)
+    mode = env.unwrapped.action_mode
+    env.action_space.seed(0)
+    samples = [env.action_space.sample() for _ in range(SAMPLES)]
+    assert all(env.action_space.contains(action) for action in samples)
+    _accepts(mode, [mode.to_batch(action, 1) for action in samples])
+    env.reset(seed=0)
+    for action in samples[:20]:
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    venv = gymnasium.make_vec(env_id, num_envs=8, vectorization_mode="vector_entry_point", action_mode=action_mode)
+    venv.action_space.seed(0)
+    batches = [venv.action_space.sample() for _ in range(SAMPLES // 8)]
+    assert all(venv.action_space.contains(batch) for batch in batches)
+    _accepts(mode, [mode.to_batch(batch, 8) for batch in batches])
+    venv.close()
+
+
+def test_the_mode_fields_keep_their_ds_dbw_constants(params):
+    space = make_action_mode("dbw_command", params).space
+    space.seed(1)
+    seen = {key: {int(space.sample()[key]) for _ in range(300)}
+            for key in ("steer_mode", "throttle_mode", "brake_mode", "ulc_mode")}
+    assert seen == {"steer_mode": {0, 2, 3, 4, 14}, "throttle_mode": {0, 13, 14}, "brake_mode": {0, 1, 14},
+                    "ulc_mode": {0, 1, 2}}
+    assert space["steer_mode"].contains(np.int64(14)) and not space["steer_mode"].contains(np.int64(1))
+    flat = gymnasium.spaces.flatten_space(space)  # one-hot of 0..14 for the steering mode
+    assert flat.shape[0] == gymnasium.spaces.flatdim(space)
+
+
+# --- 2. no silent coercion of dbw_command fields ----------------------------------------------------------
+DRIVE = {"steer_mode": STEER_ANGLE, "steer_cmd": 0.0, "ulc_mode": ULC_VELOCITY, "ulc_cmd": 3.0}
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("steer_mode", 2.5, r"'steer_mode' is 2.5; allowed: 0 \(NONE\), 2 \(ANGLE\)"),
+    ("gear_cmd", 2.5, r"'gear_cmd' is 2.5; allowed: the integers 0..15"),
+    ("throttle_mode", 1, r"'throttle_mode' is 1; allowed: 0 \(NONE\), 13 \(PEDAL_RAW\), 14 \(PERCENT\)"),
+    ("system_enable", 99, r"'system_enable' is 99; allowed: 0, 1, false or true"),
+    ("ulc_coast_decel", -1, r"'ulc_coast_decel' is -1; allowed"),
+    ("throttle_cmd", "1.0", r"'throttle_cmd': expected a number, got str '1.0'"),
+    ("gear_cmd", 2**70, r"'gear_cmd' is 1.18\d*e\+21; allowed: the integers 0..15"),
+    ("steer_mode", "x", r"'steer_mode': expected one of 0 \(NONE\).*got str 'x'"),
+    ("steer_cmd", {"deg": 1.0}, r"'steer_cmd': expected a number, got dict"),
+    ("drive_mode", True, r"'drive_mode': expected one of the integers 0..2, got bool True"),
+    ("brake_cmd", [1.0, "2"], r"'brake_cmd': expected a number, got list"),
+])
+def test_dbw_command_fields_are_not_coerced(params, field, value, message):
+    mode = make_action_mode("dbw_command", params)
+    with pytest.raises(ValueError, match=message):
+        mode.to_batch({**DRIVE, field: value}, 1)
+
+
+def test_string_and_dict_actions_are_refused_with_the_mode_named(params):
+    with pytest.raises(ValueError, match=r"'dbw_command': expected a dict of command fields .* got str"):
+        make_action_mode("dbw_command", params).to_batch("steer_mode=2", 1)
+    pedals = make_action_mode("pedals", params)
+    for action in ("0.5", ["0.5"], {"pedal": 0.5}, [True]):
+        with pytest.raises(ValueError, match=r"action mode 'pedals': expected numbers in \[-1, 1\] \(pedal\), got"):
+            pedals.to_batch(action, 1)
+
+
+def test_valid_dbw_values_still_pass(params):
+    """Integers, integer-valued floats, bools for the flags, and Python integers as big as a Box field
+    takes (clamped by the DBW layer) are accepted with their values."""
+    mode = make_action_mode("dbw_command", params)
+    batch = mode.to_batch({**DRIVE, "steer_mode": 2.0, "system_enable": True, "ulc_coast_decel": np.bool_(False),
+                           "brake_mode": PEDAL_PERCENT, "brake_cmd": 2**70, "gear_cmd": np.int32(GEAR_HIGH)}, 1)
+    assert batch["steer_mode"].dtype == np.int64 and batch["steer_mode"][0] == STEER_ANGLE
+    assert batch["system_enable"][0] == 1 and batch["ulc_coast_decel"][0] == 0 and batch["gear_cmd"][0] == GEAR_HIGH
+    assert batch["brake_cmd"][0] == float(2**70)
+    two = mode.to_batch({"steer_mode": [0, 2], "steer_cmd": np.array([0.0, 10.0])}, 2)
+    assert two["steer_mode"].tolist() == [0, 2]
+    with pytest.raises(ValueError, match=r"'steer_mode' of vehicle 1 is 7"):
+        mode.to_batch({"steer_mode": [0, 7]}, 2)
+
+
+# --- decode / encode: one action or a batch --------------------------------------------------------------
+@pytest.mark.parametrize("name", [n for n in ACTION_MODES if n != "dbw_command"])
+def test_decode_and_encode_take_one_action_or_a_batch(name, params):
+    mode = make_action_mode(name, params, {"gear_axis": True})
+    k = len(mode.components)
+    batch = np.random.default_rng(0).uniform(-1.0, 1.0, (5, k))
+    decoded = mode.decode(batch)
+    for i in range(5):
+        one = mode.decode(batch[i])  # a single env's action
+        assert set(one) == set(decoded)
+        for key, value in one.items():
+            assert np.ndim(value) == 0 and value == decoded[key][i], key
+        again = mode.encode(**one)
+        assert again.shape == (k,)
+        np.testing.assert_array_equal(again, mode.encode(**{key: v[i:i + 1] for key, v in decoded.items()})[0])
+    assert mode.encode(**decoded).shape == (5, k)
+    single = mode.decode(batch[0].astype(np.float32).tolist())  # a list works too
+    assert single["range_gear"] == decoded["range_gear"][0]
+    # as the environment does: clipped, NaN refused, a wrong shape named
+    assert mode.decode(np.full(k, 5.0))["range_gear"] == GEAR_HIGH
+    assert mode.decode(np.full(k, -5.0))["range_gear"] == GEAR_LOW
+    with pytest.raises(ValueError, match="is nan"):
+        mode.decode(np.full(k, np.nan))
+    with pytest.raises(ValueError, match=rf"expected one action of shape \({k},\) or a batch of shape \(N, {k}\)"):
+        mode.decode(np.zeros((2, 2, k)))
+
+
+def test_decode_in_an_env_as_the_readme_shows_it():
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v1")
+    action = np.array([-0.25], dtype=np.float32)
+    decoded = env.unwrapped.action_mode.decode(action)
+    assert decoded["brake_pct"] == pytest.approx(25.0) and decoded["throttle_pct"] == 0.0
+    assert env.unwrapped.action_mode.encode(brake_pct=25.0) == pytest.approx(action)
+    env.close()
+
+
+def test_dbw_command_decode_of_one_action_or_a_batch(params):
+    mode = make_action_mode("dbw_command", params)
+    one = mode.decode(DRIVE)
+    assert one["steer_mode"] == STEER_ANGLE and one["ulc_cmd"] == 3.0 and np.ndim(one["ulc_cmd"]) == 0
+    two = mode.decode({"ulc_mode": ULC_VELOCITY, "ulc_cmd": [1.0, 2.0]})
+    assert two["ulc_cmd"].tolist() == [1.0, 2.0] and two["ulc_mode"].tolist() == [ULC_VELOCITY] * 2
