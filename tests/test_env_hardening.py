@@ -166,3 +166,73 @@ def test_dbw_command_decode_of_one_action_or_a_batch(params):
     assert one["steer_mode"] == STEER_ANGLE and one["ulc_cmd"] == 3.0 and np.ndim(one["ulc_cmd"]) == 0
     two = mode.decode({"ulc_mode": ULC_VELOCITY, "ulc_cmd": [1.0, 2.0]})
     assert two["ulc_cmd"].tolist() == [1.0, 2.0] and two["ulc_mode"].tolist() == [ULC_VELOCITY] * 2
+
+
+# --- the episode length follows the config everywhere ----------------------------------------------------
+LONG = {"max_episode_s": 40.0,  # 800 steps at 20 Hz: longer than the task file's 30 s (600 steps)
+        "randomization": {"terrain": {"kind": "flat", "size_m": 200.0, "cell_m": 2.0, "surface": "dry_asphalt"},
+                          "patches": None, "wetness": None},
+        "task_options": {"spawn_xy_m": [-80.0, 0.0], "spawn_yaw_rad": 0.0}}
+STEPS = 800
+
+
+def _episode_length(env, skip: int = 0) -> int:
+    """Control steps until the episodes end, standing still (zero pedal). ``skip`` > 0 fast-forwards a
+    native vector env's step counters by that many steps after the reset (its truncation is the same
+    ``RangerBatch`` code as the single env's, run in full by the other tests; threads make long vector
+    runs slow on a loaded machine)."""
+    env.reset(seed=0)
+    if skip:
+        env.unwrapped._batch.steps[:] += skip
+    shape = env.action_space.shape
+    for step in range(1 + skip, 2 * STEPS):
+        _, _, terminated, truncated, _ = env.step(np.zeros(shape, dtype=np.float32))
+        if np.any(terminated):
+            raise AssertionError(f"terminated at step {step}")
+        if np.any(truncated):
+            assert np.all(truncated)
+            return step
+    raise AssertionError("never truncated")
+
+
+@pytest.mark.parametrize("how", ["keyword", "config"])
+def test_the_episode_length_follows_the_config_in_make(how):
+    kwargs = {"config": {**LONG, "action_mode": "pedals"}} if how == "config" else {
+        "config": {k: v for k, v in LONG.items() if k != "max_episode_s"}, "max_episode_s": 40.0}
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v1", **kwargs)
+    assert env.spec.max_episode_steps == env.unwrapped.spec.max_episode_steps == STEPS
+    assert _episode_length(env) == STEPS
+    env.close()
+    short = gymnasium.make("acres_gym/RangerSpeedTracking-v1", config={**LONG, "max_episode_s": 2.0})
+    assert short.spec.max_episode_steps == 40 and _episode_length(short) == 40
+    # an explicit max_episode_steps adds a TimeLimit on top: the shorter limit ends the episode
+    capped = gymnasium.make("acres_gym/RangerSpeedTracking-v1", config=LONG, max_episode_steps=30)
+    assert capped.spec.max_episode_steps == 30 and _episode_length(capped) == 30
+
+
+@pytest.mark.parametrize("mode", ["vector_entry_point", "sync"])
+def test_the_episode_length_follows_the_config_in_make_vec(mode):
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v1", num_envs=2, vectorization_mode=mode, config=LONG)
+    if mode == "vector_entry_point":
+        assert venv.spec.max_episode_steps == venv.unwrapped.max_episode_steps == STEPS
+    assert _episode_length(venv, skip=STEPS - 5 if mode == "vector_entry_point" else 0) == STEPS
+    venv.close()
+
+
+def test_the_episode_length_follows_train_py_set():
+    """``train.py --set env_config.max_episode_s=40``: the training environment of the smoke config."""
+    import argparse
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("train_script", root / "train.py")
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    args = argparse.Namespace(total_steps=None, seed=None, out=None, overrides=["env_config.max_episode_s=40"])
+    cfg = train.load_train_config(str(root / "configs" / "train" / "smoke.yaml"), args)
+    venv = train.make_env(cfg)
+    assert venv.spec.max_episode_steps == venv.unwrapped.max_episode_steps == STEPS
+    assert venv.num_envs == cfg["num_envs"] and venv.unwrapped.config["max_episode_s"] == 40.0
+    assert _episode_length(venv, skip=STEPS - 5) == STEPS
+    venv.close()
