@@ -236,3 +236,43 @@ def test_the_episode_length_follows_train_py_set():
     assert venv.num_envs == cfg["num_envs"] and venv.unwrapped.config["max_episode_s"] == 40.0
     assert _episode_length(venv, skip=STEPS - 5) == STEPS
     venv.close()
+
+
+# --- a reward term that is not finite raises ------------------------------------------------------------
+FLAT = {k: v for k, v in LONG.items() if k != "max_episode_s"}
+
+
+def test_a_reward_term_that_overflows_raises_naming_the_term():
+    """``squared`` with scale 1e-300: (e / 1e-300)^2 overflows to inf at the first speed error of about
+    1e-146 m/s, so the term is -inf; it was replaced by 0 every step."""
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v1", config={
+        **FLAT, "rewards": {"speed_error": {"shape": "squared", "scale": 1e-300}}}).unwrapped
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"reward term 'speed_error' \(weight=1\.0, shape='squared', "
+                                         r"scale=1e-300\) is -inf for vehicle 0"), \
+            np.errstate(over="ignore"):
+        for _ in range(100):  # the target speed leaves 0 within the first second
+            env.step(np.zeros(1, dtype=np.float32))
+
+
+def test_a_plugin_term_that_returns_nan_raises(monkeypatch):
+    from acres_gym.envs import rewards
+
+    @rewards.register_reward("test_nan_term")
+    class NanTerm(rewards.RewardTerm):
+        def __init__(self, after_steps: int = 3) -> None:
+            self.after_steps = after_steps
+            self.calls = 0
+
+        def __call__(self, ctx):
+            self.calls += 1
+            return np.full(ctx.speed_mps.shape, np.nan if self.calls > self.after_steps else 0.0)
+
+    monkeypatch.setitem(rewards.REWARD_TERMS, "test_nan_term", NanTerm)
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v1", num_envs=2, vectorization_mode="vector_entry_point",
+                              config={**FLAT, "rewards": {"test_nan_term": {"weight": 2.0}}})
+    venv.reset(seed=0)
+    for _ in range(3):
+        venv.step(np.zeros((2, 1), dtype=np.float32))
+    with pytest.raises(ValueError, match=r"'test_nan_term' \(weight=2\.0, after_steps=3\) is nan for vehicle 0"):
+        venv.step(np.zeros((2, 1), dtype=np.float32))
