@@ -276,3 +276,58 @@ def test_a_plugin_term_that_returns_nan_raises(monkeypatch):
         venv.step(np.zeros((2, 1), dtype=np.float32))
     with pytest.raises(ValueError, match=r"'test_nan_term' \(weight=2\.0, after_steps=3\) is nan for vehicle 0"):
         venv.step(np.zeros((2, 1), dtype=np.float32))
+
+
+# --- configs that would exhaust time or memory are refused with their bound ------------------------------
+@pytest.mark.parametrize("override, message", [
+    ({"randomization": {"terrain": {"hill_wavelength_m": 1e-6}}},
+     r"randomization.terrain.hill_wavelength_m = 1e-06: expected at least 2 m, 2 cells of "
+     r"randomization.terrain.cell_m = 1 m .*allowed: \[2, 100000.0\]"),
+    ({"randomization": {"terrain": {"cell_m": 2.0, "hill_wavelength_m": 3.9}}},
+     r"hill_wavelength_m = 3.9: expected at least 4 m"),
+    ({"randomization": {"patches": {"scale_m": 0.01}}},
+     r"randomization.patches.scale_m = 0.01: expected at least 2 m, 2 cells .*allowed: \[2, 100000.0\]"),
+    ({"max_episode_s": 1e6}, r"max_episode_s = 1000000.0: expected a number in \(0.0, 3600.0\]"),
+    ({"max_episode_s": 3600.0, "task_options": {"speed_max_mps": 45.0}},
+     r"max_episode_s = 3600.0: the episode's path \(for speed_max_mps = 45\) is 194440 m, 388881 points .* more "
+     r"than the 90601 points of the terrain grid.*allowed for this terrain and speed: max_episode_s <= 838.1$"),
+    ({"task_options": {"path_length_m": 1e5, "path_spacing_m": 0.05}},
+     r"task_options.path_length_m = 100000.0: 2000001 path points .*allowed: at most 4530 m"),
+])
+def test_configs_that_would_exhaust_memory_or_time_name_their_bound(override, message):
+    """At the registered task's 300 m grid of 1 m cells: a 1e-6 m hill wavelength asked for a 639 PiB
+    noise lattice, a 0.01 m patch scale for 5 GB and 20 s, a 1e6 s episode for 2.5 GB and a minute per
+    reset; each is refused when the environment is made."""
+    with pytest.raises(ValueError, match=message):
+        gymnasium.make("acres_gym/RangerSpeedTracking-v1", config=override)
+
+
+def test_the_bounds_themselves_are_allowed():
+    """The smallest wavelength and patch scale (2 cells) and the longest episode the grid allows are
+    accepted; the first two draw their terrain."""
+    small = {"size_m": 40.0, "cell_m": 1.0, "kind": "rough", "roughness_m": 0.1}
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v1", config={
+        "randomization": {"terrain": {**small, "hill_wavelength_m": 2.0, "bump_wavelength_m": 2.0},
+                          "patches": {"surfaces": {"grass": 1, "gravel": 1}, "scale_m": 2.0}},
+        "task_options": {"spawn_xy_m": [-10.0, 0.0]}})
+    env.reset(seed=0)
+    env.close()
+    longest = gymnasium.make("acres_gym/RangerSpeedTracking-v1", max_episode_s=838.1,
+                             task_options={"speed_max_mps": 45.0})
+    assert longest.unwrapped.task.n_path <= 90601
+    longest.close()
+    with pytest.raises(ValueError, match="max_episode_s <= 838.1$"):
+        gymnasium.make("acres_gym/RangerSpeedTracking-v1", max_episode_s=838.15, task_options={"speed_max_mps": 45.0})
+
+
+def test_the_terrain_generators_refuse_features_finer_than_the_grid():
+    from acres_gym.terrain import flat, from_config, rough, with_patches
+
+    with pytest.raises(ValueError, match=r"hill_wavelength_m = 1e-06 is shorter than 2 grid cells \(1 m at cell_m = "
+                                         r"0.5 m\).*allowed range \[1, 100000.0\]"):
+        rough(0, 0.1, size_m=300.0, hill_wavelength_m=1e-6)
+    with pytest.raises(ValueError, match=r"scale_m = 0.01 is shorter than 2 grid cells \(2 m at cell_m = 1 m\)"):
+        with_patches(flat(size_m=20.0), 0, ["grass", "gravel"], scale_m=0.01)
+    with pytest.raises(ValueError, match=r"scale_m = 1.0 is shorter than 2 grid cells"):
+        from_config({"kind": "flat", "size_m": 20, "patches": {"surfaces": ["gravel", "ice"], "scale_m": 1.0}})
+    assert rough(0, 0.1, size_m=20.0, cell_m=0.5, hill_wavelength_m=1.0, bump_wavelength_m=1.0).shape == (41, 41)
