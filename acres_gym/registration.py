@@ -45,7 +45,7 @@ def register_envs() -> list[str]:
     """Register every acres_gym id not registered yet; returns the ids."""
     from gymnasium.envs.registration import register, registry
 
-    for env_id, (task_config, entry_point, vector_entry_point) in ENVIRONMENTS.items():
+    for env_id, (_task_config, entry_point, vector_entry_point) in ENVIRONMENTS.items():
         if env_id in registry:
             continue
         # no max_episode_steps: the environment truncates by its config (the module docstring)

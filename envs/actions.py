@@ -632,8 +632,8 @@ class DbwCommandMode(ActionMode):
             box = isinstance(space, spaces.Box)
             flag = key in self.FLAGS
             value = _as_numbers(actions.get(key, self.neutral.get(key, 0)),
-                                lambda: f"dbw_command action field {key!r}: expected "  # noqa: B023 (called at once)
-                                        f"{'a number' if box else 'one of ' + self.allowed(key)}", bools=flag)
+                                lambda key=key, box=box: f"dbw_command action field {key!r}: expected "
+                                f"{'a number' if box else 'one of ' + self.allowed(key)}", bools=flag)
             if value.ndim == 0 or (n == 1 and value.shape == (1,)):
                 value = np.broadcast_to(value.reshape(()), (n,))
             if value.shape != (n,):

@@ -10,11 +10,11 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
+from acres_gym.envs.actions import ACTION_MODES, make_action_mode
 
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.constants import GEAR_HIGH, GEAR_LOW, PEDAL_PERCENT, STEER_ANGLE, ULC_VELOCITY
 from acres_gym.dbw.command import check_commands, make_commands
-from acres_gym.envs.actions import ACTION_MODES, make_action_mode
 from acres_gym.params import load_vehicle
 
 ENV_IDS = sorted(k for k in gymnasium.registry if k.startswith("acres_gym/"))
