@@ -67,6 +67,7 @@ from acres_gym.terrain import (
     with_patches,
     with_wetness,
 )
+from acres_gym.terrain.grid import MAX_GRID_POINTS
 from acres_gym.envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
 
 SOIL_SURFACE = "soil"
@@ -136,6 +137,7 @@ class Randomizer:
     def __init__(self, config: Mapping | None, n: int, vehicle: str, vehicle_overrides: Mapping | None) -> None:
         self.n = n
         self.config = self._resolve(strip_comments(config or {}))
+        self._check_batch_grid()
         self.uses_soil = self._uses_soil()
         self._soils = load_soils() if self._uses_soil() else None
         if self.uses_soil:
@@ -206,6 +208,17 @@ class Randomizer:
                     integer = key == "occupants"
                     out[section][key] = list(number_range(f"randomization.{section}.{key}", value, integer=integer))
         return out
+
+    def _check_batch_grid(self) -> None:
+        """The terrain grids of all N vehicles together hold at most ``MAX_GRID_POINTS`` points (each
+        vehicle keeps its own grid: 20 bytes a point, 1.28 GB at the bound)."""
+        points = self.grid_points
+        if self.n * points > MAX_GRID_POINTS:
+            t = self.config["terrain"]
+            raise ValueError(f"randomization.terrain: size_m = {t['size_m']:g} with cell_m = {t['cell_m']:g} gives "
+                             f"{points} grid points per vehicle, {self.n * points} for {self.n} vehicles, more than "
+                             f"{MAX_GRID_POINTS}; allowed: at most {MAX_GRID_POINTS // self.n} points per vehicle "
+                             f"(a smaller size_m, a larger cell_m or fewer vehicles)")
 
     def _uses_soil(self) -> bool:
         patches = self.config["patches"]

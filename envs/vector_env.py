@@ -196,7 +196,7 @@ class RangerVectorEnv(BatchViews, VectorEnv):
         return tuple(self._render.frame(i) for i in range(self.num_envs))
 
     def close_extras(self, **kwargs: Any) -> None:
-        if self._render is not None:
+        if getattr(self, "_render", None) is not None:  # also after a constructor that raised
             self._render.close()
             self._render = None
 

@@ -331,3 +331,20 @@ def test_the_terrain_generators_refuse_features_finer_than_the_grid():
     with pytest.raises(ValueError, match=r"scale_m = 1.0 is shorter than 2 grid cells"):
         from_config({"kind": "flat", "size_m": 20, "patches": {"surfaces": ["gravel", "ice"], "scale_m": 1.0}})
     assert rough(0, 0.1, size_m=20.0, cell_m=0.5, hill_wavelength_m=1.0, bump_wavelength_m=1.0).shape == (41, 41)
+
+
+def test_the_terrain_grids_of_a_batch_are_bounded_together(monkeypatch):
+    """Each vehicle keeps its own grid (20 bytes a point): N vehicles together hold at most
+    ``MAX_GRID_POINTS`` (64 million, 1.28 GB); here the bound is lowered to 1 million to stay cheap."""
+    from acres_gym.envs import randomization
+
+    monkeypatch.setattr(randomization, "MAX_GRID_POINTS", 1_000_000)
+    flat = {"randomization": {"terrain": {"kind": "flat"}, "patches": None}}
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v1", num_envs=11, vectorization_mode="vector_entry_point",
+                              config=flat)  # 11 x 90601 points
+    venv.close()
+    with pytest.raises(ValueError, match=r"randomization.terrain: size_m = 300 with cell_m = 1 gives 90601 grid points "
+                                         r"per vehicle, 1087212 for 12 vehicles, more than 1000000; allowed: at most "
+                                         r"83333 points per vehicle"):
+        gymnasium.make_vec("acres_gym/RangerSpeedTracking-v1", num_envs=12, vectorization_mode="vector_entry_point",
+                           config=flat)
