@@ -219,6 +219,7 @@ def test_the_episode_length_follows_the_config_in_make_vec(mode):
     venv.close()
 
 
+@pytest.mark.slow  # imports torch and stable-baselines3 through train.py
 def test_the_episode_length_follows_train_py_set():
     """``train.py --set env_config.max_episode_s=40``: the training environment of the smoke config."""
     import argparse
