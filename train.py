@@ -87,6 +87,14 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
     return cfg
 
 
+def make_env(cfg: dict):
+    """The training environment of a training config: ``num_envs`` vehicles of ``env_id`` with its
+    ``env_config`` in one simulator (``SameStep`` autoreset, as ``RangerSB3VecEnv`` needs); the episode
+    length is the config's ``max_episode_s``."""
+    return gymnasium.make_vec(cfg["env_id"], num_envs=cfg["num_envs"], vectorization_mode="vector_entry_point",
+                              config=cfg["env_config"], autoreset_mode="SameStep")
+
+
 def resume_files(model_zip: str) -> tuple[Path, Path | None]:
     """The model to resume from and its observation normaliser: ``vecnormalize.pkl`` beside a run's
     ``model.zip``, ``model_vecnormalize_<steps>_steps.pkl`` beside a checkpoint ``model_<steps>_steps.zip``
@@ -120,8 +128,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(int(cfg["torch_threads"]))
 
     # --- 2. the environment: N vehicles in one simulator, as an SB3 VecEnv ------------------------------
-    venv = gymnasium.make_vec(cfg["env_id"], num_envs=cfg["num_envs"], vectorization_mode="vector_entry_point",
-                              config=cfg["env_config"], autoreset_mode="SameStep")
+    venv = make_env(cfg)
     env = RangerSB3VecEnv(venv)
     env.seed(cfg["seed"])
     resume = resume_files(args.resume) if args.resume else None

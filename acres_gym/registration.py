@@ -11,10 +11,14 @@ id                                  entry point                            vecto
 ``acres_gym/RangerPathFollowing-v1`` ``acres_gym.envs.tasks:RangerPathFollowing``    ``acres_gym.envs.tasks:RangerPathFollowingVector``
 =================================== ====================================== =================================
 
-``max_episode_steps`` is read from the task config (``configs/tasks/<name>.yaml``: ``max_episode_s`` x
-``control_hz``), so the ``TimeLimit`` that ``gymnasium.make`` adds ends the episode where the environment
-itself truncates it. A config that changes the episode length needs ``max_episode_steps=`` passed to
-``gymnasium.make`` as well (the environment warns when they differ)::
+The episode length follows the config everywhere: the ids are registered without ``max_episode_steps``, so
+``gymnasium.make`` adds no ``TimeLimit`` of its own, and the environment truncates its episodes after the
+config's ``max_episode_s`` (``max_episode_s`` x ``control_hz`` steps), whether it comes from the task file,
+``config={...}``, a keyword (``max_episode_s=60``), ``gymnasium.make_vec`` or ``train.py --set
+env_config.max_episode_s=40``. The environment's ``spec.max_episode_steps`` states that length (``make``
+and ``make_vec`` set the spec; the environment fills in its own length). A ``max_episode_steps=`` given to
+``gymnasium.make`` still adds a ``TimeLimit`` on top, and to ``make_vec`` a step limit: the shorter ends
+the episode::
 
     import gymnasium
     import acres_gym  # noqa: F401  (registers the ids)
@@ -25,8 +29,6 @@ itself truncates it. A config that changes the episode length needs ``max_episod
 """
 
 from __future__ import annotations
-
-from acres_gym import paths
 
 NAMESPACE = "acres_gym"
 
@@ -39,27 +41,16 @@ ENVIRONMENTS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def episode_steps(task_config: str) -> int | None:
-    """``max_episode_s`` x ``control_hz`` of a task config under ``configs/tasks`` (None if unreadable)."""
-    path = paths.config_dir() / "tasks" / f"{task_config}.yaml"
-    try:
-        import yaml
-
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return int(round(float(data.get("max_episode_s", 30.0)) * int(data.get("control_hz", 20))))
-    except (OSError, ValueError, TypeError):
-        return None
-
-
 def register_envs() -> list[str]:
     """Register every acres_gym id not registered yet; returns the ids."""
     from gymnasium.envs.registration import register, registry
 
-    for env_id, (task_config, entry_point, vector_entry_point) in ENVIRONMENTS.items():
+    for env_id, (_task_config, entry_point, vector_entry_point) in ENVIRONMENTS.items():
         if env_id in registry:
             continue
+        # no max_episode_steps: the environment truncates by its config (the module docstring)
         register(id=env_id, entry_point=entry_point, vector_entry_point=vector_entry_point,
-                 max_episode_steps=episode_steps(task_config), disable_env_checker=False)
+                 disable_env_checker=False)
     return list(ENVIRONMENTS)
 
 

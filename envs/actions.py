@@ -42,21 +42,27 @@ in ds_dbw units (``steer_mode``, ``steer_cmd``, ``throttle_mode``, ``throttle_cm
 ``brake_cmd``, ``gear_cmd``, ``ulc_mode``, ``ulc_cmd``, the rate and limit fields, ...; see
 ``DbwCommandMode.FIELDS``). A subsystem whose mode is not NONE gets a message with its enable set; keys left
 out keep their neutral value (mode NONE, rates 0 = firmware default, the AWD switch at the vehicle's
-``driveline.default_drive_mode``). Mode values are the ds_dbw constants
-and are checked by ``acres_gym.dbw.command.check_commands`` (an unknown mode raises).
+``driveline.default_drive_mode``). Mode values are the ds_dbw constants; their spaces (``DiscreteSet``)
+sample only the modes the DBW layer accepts, so every ``action_space.sample()`` is a valid action. Fields
+are not coerced: a mode or gear of 2.5, a flag of 99, a string, a mapping or an unknown mode raises a
+``ValueError`` naming the field and its allowed values.
 
 ``ACTION_MODES`` maps names to classes; ``make_action_mode(name, params, options)`` builds one. A mode
-also offers ``decode(actions)`` (the physical commands of normalised actions) and ``encode(**values)``
-(the inverse, for controllers written in physical units).
+also offers ``decode(actions)`` (the physical commands of normalised actions: one action of shape (k,)
+gives scalars, an (N, k) batch arrays) and ``encode(**values)`` (the inverse, for controllers written in
+physical units: scalars give one action of shape (k,), arrays a batch).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+import numbers
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
 
 from acres_gym.constants import (
     DRIVE_ALL_WHEEL,
@@ -74,7 +80,7 @@ from acres_gym.constants import (
     ULC_NONE,
     ULC_VELOCITY,
 )
-from acres_gym.dbw.command import GEAR_CMD_MAX, check_commands
+from acres_gym.dbw.command import COMMAND_MODES, GEAR_CMD_MAX, check_commands
 from acres_gym.envs.config import check_keys, number, strip_comments
 
 ULC_VELOCITY_RANGE_MPS = (-7.0, 45.0)  # what the firmware-side decoder accepts
@@ -84,6 +90,96 @@ RANGE_THRESHOLD = 1.0 / 3.0  # the gear axis requests H at or above it, L at or 
 
 def _where(n: int, v: int, component: str) -> str:
     return f"action component {component!r}" if n == 1 else f"action of vehicle {v}, component {component!r}"
+
+
+def _field(n: int, v: int, key: str) -> str:
+    return f"dbw_command action field {key!r}" + ("" if n == 1 else f" of vehicle {v}")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _as_numbers(value: Any, expected: Callable[[], str], bools: bool = False) -> np.ndarray:
+    """``value`` as an integer or float array, without coercion: strings, mappings, ragged lists, and
+    booleans (unless ``bools``) raise ``ValueError`` with ``expected()`` and the value; Python integers
+    beyond int64 become floats (they then fail any range check by value, not with an ``OverflowError``)."""
+    try:
+        a = np.asarray(value)
+        if a.dtype.kind == "O" and a.size and all(isinstance(x, numbers.Real) and not isinstance(x, bool)
+                                                  for x in a.flat):
+            a = a.astype(np.float64)
+    except (ValueError, TypeError, OverflowError):
+        a = None
+    if a is None or a.dtype.kind not in ("iufb" if bools else "iuf"):
+        raise ValueError(f"{expected()}, got {_show(value)}")
+    return a
+
+
+# --- spaces whose every sample is a valid DBW value ---------------------------------------------------
+class DiscreteSet(spaces.Discrete):
+    """A ``Discrete`` space over the integers ``min(values) .. max(values)`` of which only ``values`` are
+    valid: ``sample`` draws uniformly from ``values`` (a ``mask`` or ``probability`` is combined with them)
+    and ``contains`` accepts only them. The ds_dbw mode fields keep their message constants (steering
+    ``CMD_PERCENT`` = 14) while every sample is a mode the DBW layer accepts; ``flatten`` sees a
+    ``Discrete`` of ``max - min + 1`` values."""
+
+    def __init__(self, values: Any, seed: Any = None) -> None:
+        vals = np.unique(np.asarray(list(values), dtype=np.int64))
+        if vals.size == 0:
+            raise ValueError("DiscreteSet: give at least one value")
+        super().__init__(int(vals[-1] - vals[0]) + 1, seed=seed, start=int(vals[0]))
+        self.values = vals
+        self.valid = np.isin(np.arange(self.n) + self.start, vals).astype(np.int8)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+        if probability is not None:
+            p = np.asarray(probability, dtype=np.float64) * self.valid
+            if mask is not None or not p.sum() > 0.0:
+                raise ValueError(f"{self}: give a mask or a probability with weight on a valid value")
+            return super().sample(probability=p / p.sum())
+        return super().sample(mask=self.valid if mask is None else (np.asarray(mask) == 1).astype(np.int8) & self.valid)
+
+    def contains(self, x: Any) -> bool:
+        return super().contains(x) and bool(np.isin(np.asarray(x), self.values).all())
+
+    def __repr__(self) -> str:
+        return f"DiscreteSet({self.values.tolist()})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, DiscreteSet) and np.array_equal(self.values, other.values)
+
+
+class MultiDiscreteSet(spaces.MultiDiscrete):
+    """``DiscreteSet`` batched (``batch_space``): an array of ``shape`` whose every element is one of
+    ``values``."""
+
+    def __init__(self, values: Any, shape: tuple[int, ...], seed: Any = None) -> None:
+        vals = np.unique(np.asarray(list(values), dtype=np.int64))
+        super().__init__(np.full(shape, int(vals[-1] - vals[0]) + 1, dtype=np.int64), dtype=np.int64, seed=seed,
+                         start=np.full(shape, int(vals[0]), dtype=np.int64))
+        self.values = vals
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        if mask is None and probability is None:
+            return self.values[self.np_random.integers(self.values.size, size=self.shape)]
+        raise ValueError(f"{self}: masked sampling is not supported; sample the single space per vehicle")
+
+    def contains(self, x: Any) -> bool:
+        return super().contains(x) and bool(np.isin(np.asarray(x), self.values).all())
+
+    def __repr__(self) -> str:
+        return f"MultiDiscreteSet({self.values.tolist()}, {self.shape})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, MultiDiscreteSet) and np.array_equal(self.values, other.values) \
+            and self.shape == other.shape
+
+
+@batch_space.register(DiscreteSet)
+def _batch_discrete_set(space: DiscreteSet, n: int = 1) -> MultiDiscreteSet:
+    return MultiDiscreteSet(space.values, (n,), seed=copy.deepcopy(space.np_random))
 
 
 class ActionMode:
@@ -121,7 +217,7 @@ class ActionMode:
     def to_batch(self, actions: Any, n: int) -> np.ndarray:
         """Actions of N vehicles as an (N, k) float64 array, checked and clipped to [-1, 1]."""
         k = len(self.components)
-        a = np.asarray(actions, dtype=np.float64)
+        a = _as_numbers(actions, self._expected).astype(np.float64)
         if a.shape != (n, k):
             if n == 1 and a.shape == (k,):
                 a = a.reshape(1, k)
@@ -135,6 +231,9 @@ class ActionMode:
             raise ValueError(f"{_where(n, v, self.components[c])} is {a[v, c]}; actions must be finite numbers "
                              f"in [-1, 1] (mode {self.name!r})")
         return np.clip(a, -1.0, 1.0)
+
+    def _expected(self) -> str:
+        return f"action mode {self.name!r}: expected numbers in [-1, 1] ({', '.join(self.components)})"
 
     def flat(self, batch: Any) -> np.ndarray:
         """The (N, k) flat form of a checked batch (the batch itself for Box modes)."""
@@ -170,29 +269,46 @@ class ActionMode:
                 send &= state["gear_target"] != gear
             cmd["gear_cmd"][send] = gear[send]
 
-    def decode(self, batch: np.ndarray) -> dict[str, np.ndarray]:
-        """The physical commands of an (N, k) batch of normalised actions; with the gear axis also
-        ``range_gear``: GEAR_HIGH for a >= 1/3, GEAR_LOW for a <= -1/3, GEAR_NONE (no request) between."""
+    def decode(self, batch: Any) -> dict[str, Any]:
+        """The physical commands of normalised actions: a single action of shape (k,) gives a dict of
+        scalars, an (N, k) batch a dict of (N,) arrays. Checked and clipped as the environment does (NaN
+        raises, values outside [-1, 1] count as -1 or 1). With the gear axis also ``range_gear``:
+        GEAR_HIGH for a >= 1/3, GEAR_LOW for a <= -1/3, GEAR_NONE (no request) between."""
+        batch, single = self._batch_of(batch)
         d = self._decode(batch)
         if self.gear_axis:
             a = batch[:, -1]
             d["range_gear"] = np.where(a >= RANGE_THRESHOLD, GEAR_HIGH,
                                        np.where(a <= -RANGE_THRESHOLD, GEAR_LOW, GEAR_NONE))
-        return d
+        return {key: value[0] for key, value in d.items()} if single else d
+
+    def _batch_of(self, actions: Any) -> tuple[np.ndarray, bool]:
+        """(checked (N, k) batch, whether ``actions`` was a single action of shape (k,))."""
+        if isinstance(actions, np.ndarray) and actions.ndim == 2:
+            return self.to_batch(actions, actions.shape[0]), False
+        a = _as_numbers(actions, self._expected)
+        if a.ndim not in (1, 2):
+            k = len(self.components)
+            raise ValueError(f"action mode {self.name!r}: expected one action of shape ({k},) or a batch of shape "
+                             f"(N, {k}) ({', '.join(self.components)}), got shape {a.shape}")
+        return self.to_batch(a, 1 if a.ndim == 1 else a.shape[0]), a.ndim == 1
 
     def encode(self, range_gear: Any = None, **values: Any) -> np.ndarray:
-        """The normalised (N, k) actions for physical commands (the inverse of ``decode``), clipped;
-        ``range_gear`` (GEAR_HIGH, GEAR_LOW or GEAR_NONE) sets the gear axis when the mode has one."""
+        """The normalised actions for physical commands (the inverse of ``decode``), clipped: scalars give
+        one action of shape (k,), arrays of N values an (N, k) batch. ``range_gear`` (GEAR_HIGH, GEAR_LOW
+        or GEAR_NONE) sets the gear axis when the mode has one."""
+        single = np.ndim(range_gear) == 0 and all(np.ndim(v) == 0 for v in values.values())
         a = self._encode(**values)
         if not self.gear_axis:
             if range_gear is not None:
                 raise TypeError(f"encode() of mode {self.name!r}: range_gear needs action_options.gear_axis: true")
-            return a
+            return a[0] if single else a
         gear = np.asarray(GEAR_NONE if range_gear is None else range_gear)
         col = np.where(gear == GEAR_HIGH, 1.0, np.where(gear == GEAR_LOW, -1.0, 0.0))
         rows = max(a.shape[0], col.size)
-        return np.concatenate([np.broadcast_to(a, (rows, a.shape[1])), np.broadcast_to(col.reshape(-1, 1), (rows, 1))],
-                              axis=1)
+        a = np.concatenate([np.broadcast_to(a, (rows, a.shape[1])), np.broadcast_to(col.reshape(-1, 1), (rows, 1))],
+                           axis=1)
+        return a[0] if single else a
 
     def _decode(self, batch: np.ndarray) -> dict[str, np.ndarray]:
         raise NotImplementedError
@@ -462,23 +578,23 @@ class DbwCommandMode(ActionMode):
     components = ()
     option_defaults = {}
     INF = np.inf
-    # field -> space; modes are the ds_dbw constants (checked by check_commands)
+    # field -> space; modes are the ds_dbw constants (DiscreteSet: every sample is a valid mode)
     FIELDS: ClassVar[dict[str, spaces.Space]] = {
         "system_enable": spaces.Discrete(2),
-        "steer_mode": spaces.Discrete(15),
+        "steer_mode": DiscreteSet(COMMAND_MODES["steer_mode"]),
         "steer_cmd": spaces.Box(-1000.0, 1000.0, (), np.float64),
         "steer_rate_deg_s": spaces.Box(0.0, np.inf, (), np.float64),
         "steer_accel_deg_s2": spaces.Box(0.0, np.inf, (), np.float64),
-        "throttle_mode": spaces.Discrete(15),
+        "throttle_mode": DiscreteSet(COMMAND_MODES["throttle_mode"]),
         "throttle_cmd": spaces.Box(0.0, 100.0, (), np.float64),
         "throttle_rate_inc_pct_s": spaces.Box(0.0, np.inf, (), np.float64),
         "throttle_rate_dec_pct_s": spaces.Box(0.0, np.inf, (), np.float64),
-        "brake_mode": spaces.Discrete(15),
+        "brake_mode": DiscreteSet(COMMAND_MODES["brake_mode"]),
         "brake_cmd": spaces.Box(0.0, 1000.0, (), np.float64),
         "brake_rate_inc": spaces.Box(0.0, np.inf, (), np.float64),
         "brake_rate_dec": spaces.Box(0.0, np.inf, (), np.float64),
         "gear_cmd": spaces.Discrete(GEAR_CMD_MAX + 1),
-        "ulc_mode": spaces.Discrete(3),
+        "ulc_mode": DiscreteSet(COMMAND_MODES["ulc_mode"]),
         "ulc_cmd": spaces.Box(ULC_VELOCITY_RANGE_MPS[0], ULC_VELOCITY_RANGE_MPS[1], (), np.float64),
         "ulc_limit_accel_mps2": spaces.Box(0.0, np.inf, (), np.float64),
         "ulc_limit_decel_mps2": spaces.Box(0.0, np.inf, (), np.float64),
@@ -503,43 +619,71 @@ class DbwCommandMode(ActionMode):
         return 0
 
     def to_batch(self, actions: Any, n: int) -> dict[str, np.ndarray]:
+        """The fields of N vehicles' commands as (N,) arrays, checked without coercion: a discrete field
+        (mode, gear, drive mode, flag) takes an integer of its space (``system_enable`` and
+        ``ulc_coast_decel`` also a bool), a Box field a number (NaN refused, setpoints finite); strings,
+        mappings, 2.5 for a mode or 99 for a flag raise ``ValueError`` naming the field."""
         if not isinstance(actions, Mapping):
             raise ValueError(f"action mode 'dbw_command': expected a dict of command fields "
                              f"({', '.join(self.FIELDS)}), got {type(actions).__name__}")
         check_keys("dbw_command action", actions, self.FIELDS)
         out: dict[str, np.ndarray] = {}
         for key, space in self.FIELDS.items():
-            default = self.neutral.get(key, 0)
-            value = np.asarray(actions.get(key, default))
+            box = isinstance(space, spaces.Box)
+            flag = key in self.FLAGS
+            value = _as_numbers(actions.get(key, self.neutral.get(key, 0)),
+                                lambda key=key, box=box: f"dbw_command action field {key!r}: expected "
+                                f"{'a number' if box else 'one of ' + self.allowed(key)}", bools=flag)
             if value.ndim == 0 or (n == 1 and value.shape == (1,)):
                 value = np.broadcast_to(value.reshape(()), (n,))
             if value.shape != (n,):
                 raise ValueError(f"dbw_command action field {key!r}: expected shape {'()' if n == 1 else (n,)}, "
                                  f"got {value.shape}")
-            if isinstance(space, spaces.Box):
+            if box:
                 value = value.astype(np.float64)
                 if np.isnan(value).any():
                     v = int(np.flatnonzero(np.isnan(value))[0])
-                    raise ValueError(f"{_where(n, v, key)} is nan; DBW command fields must be numbers "
+                    raise ValueError(f"{_field(n, v, key)} is nan; DBW command fields must be numbers "
                                      "(rates and limits: 0 = firmware default, inf = unlimited)")
                 if key in ("steer_cmd", "throttle_cmd", "brake_cmd", "ulc_cmd") and np.isinf(value).any():
                     v = int(np.flatnonzero(np.isinf(value))[0])
-                    raise ValueError(f"{_where(n, v, key)} is {value[v]}; setpoints must be finite")
+                    raise ValueError(f"{_field(n, v, key)} is {value[v]}; setpoints must be finite")
             else:
-                if value.dtype.kind == "f" and not np.isfinite(value).all():
-                    v = int(np.flatnonzero(~np.isfinite(value))[0])
-                    raise ValueError(f"{_where(n, v, key)} is {value[v]}; expected an integer")
+                if isinstance(space, DiscreteSet):
+                    bad = ~(value.reshape(-1, 1) == space.values).any(axis=1)
+                else:
+                    bad = ~((value >= space.start) & (value < space.start + space.n) & (value == np.floor(value)))
+                if bad.any():
+                    v = int(np.flatnonzero(bad)[0])
+                    raise ValueError(f"{_field(n, v, key)} is {value[v].item()!r}; allowed: {self.allowed(key)}")
                 value = value.astype(np.int64)
             out[key] = value
         return out
+
+    FLAGS: ClassVar[tuple[str, ...]] = ("system_enable", "ulc_coast_decel")
+
+    def allowed(self, key: str) -> str:
+        """The values a discrete field takes, in words (for error messages)."""
+        if key in self.FLAGS:
+            return "0, 1, false or true"
+        if key in COMMAND_MODES:
+            return ", ".join(f"{k} ({v})" for k, v in COMMAND_MODES[key].items())
+        space = self.FIELDS[key]
+        return f"the integers {space.start}..{space.start + space.n - 1}"
 
     def flat(self, batch):
         return np.zeros((len(batch["steer_mode"]), 0))
 
     def decode(self, batch):
-        return dict(batch)
+        """The checked command fields (``to_batch``) of one action (a dict of scalars: scalars back) or of
+        N vehicles (a dict of (N,) arrays)."""
+        sizes = {np.shape(v)[0] for v in batch.values() if np.ndim(v) >= 1} if isinstance(batch, Mapping) else set()
+        single = isinstance(batch, Mapping) and not sizes
+        out = self.to_batch(batch, 1 if single else max(sizes, default=1))
+        return {key: value[0] for key, value in out.items()} if single else out
 
     def encode(self, **values):
+        """The action of command fields given in ds_dbw units (the fields themselves)."""
         return dict(values)
 
     def write(self, cmd, batch, rows, state=None):

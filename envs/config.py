@@ -9,7 +9,8 @@ A task config is a dict with these top-level keys (every one optional except ``t
 ``vehicle_overrides`` dotted parameter keys applied to the vehicle (``{"mass.occupants": 2}``)
 ``control_hz``       control rate; must divide the 120 Hz physics rate and be >= 10 Hz (the DBW command
                      timeout is 0.1 s): 10, 12, 15, 20, 24, 30, 40, 60 or 120 (default 20)
-``max_episode_s``    episode length in simulated seconds: the episode is truncated after it (default 30)
+``max_episode_s``    episode length in simulated seconds: the episode is truncated after it (default 30; at
+                     most ``MAX_EPISODE_S``, an hour, and the episode's path must fit the terrain grid)
 ``action_mode``      an action mode of ``acres_gym.envs.actions.ACTION_MODES`` (default ``curvature+ulc_velocity``)
 ``action_options``   the action mode's own options (ranges, rate limits)
 ``observations``     a list of observation names (``acres_gym.envs.observations``); null = the task's default set
@@ -63,6 +64,8 @@ TOP_LEVEL_DEFAULTS: dict[str, Any] = {
 RENDER_MODES = (None, "human", "rgb_array")
 RENDER_DEFAULTS = {"width": 640, "height": 480, "pixels_per_m": 8.0}
 MIN_CONTROL_HZ = 10
+MAX_EPISODE_S = 3600.0
+"""The longest episode, s: its target profile (one value per control step) and path are drawn at reset."""
 ALLOWED_CONTROL_HZ = tuple(hz for hz in range(MIN_CONTROL_HZ, PHYSICS_HZ + 1) if PHYSICS_HZ % hz == 0)
 
 
@@ -259,7 +262,7 @@ def resolve_top_level(config: Mapping) -> dict:
     if out["task"] is None:
         raise ValueError("task config: missing key 'task' (the task name, e.g. 'speed_tracking')")
     out["control_hz"] = check_control_hz(out["control_hz"])
-    out["max_episode_s"] = number("max_episode_s", out["max_episode_s"], 0.0, 1e6, lo_open=True)
+    out["max_episode_s"] = number("max_episode_s", out["max_episode_s"], 0.0, MAX_EPISODE_S, lo_open=True)
     if out["render_mode"] not in RENDER_MODES:
         raise ValueError(f"render_mode = {out['render_mode']!r}; allowed: None, 'human', 'rgb_array'")
     for key in ("task_options", "vehicle_overrides", "action_options", "rewards", "randomization", "render"):

@@ -30,7 +30,7 @@ from acres_gym.envs.config import resolve_top_level
 from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
 from acres_gym.envs.randomization import Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
-from acres_gym.envs.task_logic import make_task
+from acres_gym.envs.task_logic import horizon_for_path_m, make_task
 
 STREAMS = ("task", "terrain", "patches", "soil", "vehicle")
 TERRAIN_MARGIN_M = 2.0  # the rear-axle midpoint this close to the terrain's edge ends the episode (off_terrain)
@@ -99,6 +99,7 @@ class RangerBatch:
         keep = TERRAIN_MARGIN_M + PATH_CLEARANCE_M
         self.task = make_task(c["task"], self.n, self.dt_s, self.max_steps, c["task_options"],
                               bounds=(x0 + keep, x1 - keep, y0 + keep, y1 - keep))
+        self._check_path_size()
         self.action_mode = make_action_mode(c["action_mode"], self.sim.params[0], c["action_options"])
         self.rewards = RewardSet(c["rewards"])
         layout = Layout(action_dim=self.action_mode.flat_dim,
@@ -122,6 +123,29 @@ class RangerBatch:
         self.last_reward = np.zeros(n)
         self.last_terms: dict[str, np.ndarray] = {name: np.zeros(n) for name in self.rewards.names}
         self.frame: Frame | None = None
+
+    def _check_path_size(self) -> None:
+        """The episode's path may hold no more points than the terrain grid (it is drawn at every reset and
+        only its part inside the terrain is used): a ``max_episode_s`` or ``path_length_m`` that asks for
+        more names its bound for this terrain and speed."""
+        points = self.randomizer.grid_points
+        n_path = getattr(self.task, "n_path", 0)
+        if n_path <= points:
+            return
+        o = self.task.options
+        spacing = o["path_spacing_m"]
+        longest_m = (points - 1) * spacing
+        grid = (f"more than the {points} points of the terrain grid (randomization.terrain.size_m / cell_m); "
+                f"a larger terrain or a coarser path_spacing_m allows more")
+        if self.config["task_options"].get("path_length_m") is not None:
+            raise ValueError(f"task_options.path_length_m = {o['path_length_m']!r}: {n_path} path points at "
+                             f"path_spacing_m = {spacing:g} m, {grid}; allowed: at most {longest_m:g} m")
+        steps = math.floor(horizon_for_path_m(o, longest_m) / self.dt_s * (1.0 - 1e-12))  # whole control steps
+        allowed = (f"allowed for this terrain and speed: max_episode_s <= {steps * self.dt_s:.10g}" if steps > 0
+                   else "no episode length fits this terrain")
+        raise ValueError(f"max_episode_s = {self.config['max_episode_s']!r}: the episode's path (for speed_max_mps "
+                         f"= {o['speed_max_mps']:g}) is {o['path_length_m']:.6g} m, {n_path} points at "
+                         f"path_spacing_m = {spacing:g} m, {grid}; {allowed}")
 
     # --- resolved config -----------------------------------------------------------------------------
     def resolved_config(self) -> dict:

@@ -55,6 +55,7 @@ import numpy as np
 from acres_gym.model.soil_random import DEFAULT_SCALE, SOIL_KEYS, draw_soil, load_soils
 from acres_gym.params import finalize_parameters, load_vehicle, set_parameters
 from acres_gym.terrain import (
+    MIN_FEATURE_CELLS,
     SurfaceTable,
     Terrain,
     TerrainStack,
@@ -66,6 +67,7 @@ from acres_gym.terrain import (
     with_patches,
     with_wetness,
 )
+from acres_gym.terrain.grid import MAX_GRID_POINTS
 from acres_gym.envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
 
 SOIL_SURFACE = "soil"
@@ -135,6 +137,7 @@ class Randomizer:
     def __init__(self, config: Mapping | None, n: int, vehicle: str, vehicle_overrides: Mapping | None) -> None:
         self.n = n
         self.config = self._resolve(strip_comments(config or {}))
+        self._check_batch_grid()
         self.uses_soil = self._uses_soil()
         self._soils = load_soils() if self._uses_soil() else None
         if self.uses_soil:
@@ -164,8 +167,8 @@ class Randomizer:
         t["size_m"] = number("randomization.terrain.size_m", t["size_m"], 0.0, 1e5, lo_open=True)
         t["cell_m"] = number("randomization.terrain.cell_m", t["cell_m"], 0.0, t["size_m"], lo_open=True)
         t["roughness_m"] = list(number_range("randomization.terrain.roughness_m", t["roughness_m"], 0.0, 100.0))
-        t["hill_wavelength_m"] = number("randomization.terrain.hill_wavelength_m", t["hill_wavelength_m"], 0.0,
-                                        1e5, lo_open=True)
+        t["hill_wavelength_m"] = _feature("randomization.terrain.hill_wavelength_m", t["hill_wavelength_m"],
+                                          t["cell_m"])
         t["bump_wavelength_m"] = number("randomization.terrain.bump_wavelength_m", t["bump_wavelength_m"], 0.0,
                                         t["hill_wavelength_m"], lo_open=True)
         t["flat_radius_m"] = number("randomization.terrain.flat_radius_m", t["flat_radius_m"], 0.0, 1e5)
@@ -184,7 +187,7 @@ class Randomizer:
                 raise ValueError("randomization.patches.surfaces: expected {surface name: weight, ...}")
             p["surfaces"] = {str(k): number(f"randomization.patches.surfaces.{k}", w, 0.0)
                              for k, w in p["surfaces"].items()}
-            p["scale_m"] = number("randomization.patches.scale_m", p["scale_m"], 0.0, 1e5, lo_open=True)
+            p["scale_m"] = _feature("randomization.patches.scale_m", p["scale_m"], t["cell_m"])
             out["patches"] = p
         if out["wetness"] is not None:
             out["wetness"] = list(number_range("randomization.wetness", out["wetness"], 0.0, 1.0))
@@ -205,6 +208,17 @@ class Randomizer:
                     integer = key == "occupants"
                     out[section][key] = list(number_range(f"randomization.{section}.{key}", value, integer=integer))
         return out
+
+    def _check_batch_grid(self) -> None:
+        """The terrain grids of all N vehicles together hold at most ``MAX_GRID_POINTS`` points (each
+        vehicle keeps its own grid: 20 bytes a point, 1.28 GB at the bound)."""
+        points = self.grid_points
+        if self.n * points > MAX_GRID_POINTS:
+            t = self.config["terrain"]
+            raise ValueError(f"randomization.terrain: size_m = {t['size_m']:g} with cell_m = {t['cell_m']:g} gives "
+                             f"{points} grid points per vehicle, {self.n * points} for {self.n} vehicles, more than "
+                             f"{MAX_GRID_POINTS}; allowed: at most {MAX_GRID_POINTS // self.n} points per vehicle "
+                             f"(a smaller size_m, a larger cell_m or fewer vehicles)")
 
     def _uses_soil(self) -> bool:
         patches = self.config["patches"]
@@ -260,6 +274,13 @@ class Randomizer:
         half = 0.5 * (math.ceil(self.config["terrain"]["size_m"] / self.config["terrain"]["cell_m"] - 1e-9)
                       * self.config["terrain"]["cell_m"])
         return -half, half, -half, half
+
+    @property
+    def grid_points(self) -> int:
+        """Points of each vehicle's terrain grid."""
+        t = self.config["terrain"]
+        side = max(2, math.ceil(t["size_m"] / t["cell_m"] - 1e-9) + 1)
+        return side * side
 
     # --- draws ---------------------------------------------------------------------------------------
     def draw(self, slot: int, rngs: Mapping[str, np.random.Generator], spawn_xy: tuple[float, float]) -> Draw:
@@ -332,6 +353,19 @@ class Randomizer:
     def resolved(self) -> dict:
         """The resolved ``randomization`` section (for the saved config)."""
         return self.config
+
+
+def _feature(where: str, value: Any, cell_m: float) -> float:
+    """A hill wavelength or patch scale of at least ``MIN_FEATURE_CELLS`` cells of the terrain grid: finer
+    noise is below the grid's resolution and its gradient lattice grows as (size / wavelength)^2 (a 1e-6 m
+    wavelength on the 300 m grid asks for 639 PiB)."""
+    lo = MIN_FEATURE_CELLS * cell_m
+    value = number(where, value, 0.0, 1e5, lo_open=True)
+    if value < lo:
+        raise ValueError(f"{where} = {value!r}: expected at least {lo:g} m, {MIN_FEATURE_CELLS:g} cells of "
+                         f"randomization.terrain.cell_m = {cell_m:g} m (finer features are below the grid's "
+                         f"resolution); allowed: [{lo:g}, 100000.0]")
+    return value
 
 
 def _table_key(field_name: str) -> str:

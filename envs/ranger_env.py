@@ -18,7 +18,8 @@ returns ``(obs, reward, terminated, truncated, info)``:
   (``info["diverged"]``, a numerical failure, never silent NaNs: the observation stays finite), the vehicle
   left the path corridor (``info["off_course"]``) or the terrain (``info["off_terrain"]``), or reached the
   end of its path (``info["path_complete"]``);
-- ``truncated``: ``max_episode_s`` elapsed without termination.
+- ``truncated``: ``max_episode_s`` elapsed without termination (the environment truncates by its config,
+  however it was made; ``spec.max_episode_steps`` states the length in steps).
 
 ``info`` always holds: ``reward_terms`` (each weighted term; they sum to the reward), the five flags
 above, ``time_s``, ``speed_mps`` (true forward speed), ``target_speed_mps``, ``lateral_error_m``,
@@ -34,6 +35,7 @@ imported on first use).
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar
 
 import gymnasium
@@ -133,6 +135,20 @@ class BatchViews:
         return self._batch.task
 
     @property
+    def spec(self):
+        """The ``EnvSpec`` that ``gymnasium.make`` / ``make_vec`` set, with ``max_episode_steps`` the episode
+        length of this environment's config (``max_episode_s`` x ``control_hz``; the ids register none, so
+        no ``TimeLimit`` overrides the config: ``acres_gym.registration``)."""
+        return self.__dict__.get("_spec")
+
+    @spec.setter
+    def spec(self, value) -> None:
+        if value is not None and value.max_episode_steps != self._batch.max_steps:
+            value = copy.copy(value)
+            value.max_episode_steps = self._batch.max_steps
+        self.__dict__["_spec"] = value
+
+    @property
     def window_closed(self) -> bool:
         """True once the user closed the ``human`` render window (a viewing loop's cue to stop)."""
         return self._render is not None and self._render.renderer.closed
@@ -163,7 +179,6 @@ class RangerEnv(BatchViews, gymnasium.Env):
         self.max_episode_steps = self._batch.max_steps
         self._render: RenderHelper | None = None
         self._has_reset = False
-        self._spec_checked = False
 
     # --- Gymnasium API -------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -171,7 +186,6 @@ class RangerEnv(BatchViews, gymnasium.Env):
         if options:
             raise ValueError(f"reset options {sorted(options)} are not supported; configure the episode "
                              "through the task config")
-        self._check_spec()
         episode_seed = int(self.np_random.integers(0, SEED_HIGH))
         self._batch.reset_rows(np.ones(1, dtype=bool), [episode_seed])
         self._has_reset = True
@@ -214,18 +228,6 @@ class RangerEnv(BatchViews, gymnasium.Env):
 
     def _info(self) -> dict[str, Any]:
         return self._batch.info_of(self._batch.infos(), 0)
-
-    def _check_spec(self) -> None:
-        if self._spec_checked:
-            return
-        self._spec_checked = True
-        spec = getattr(self, "spec", None)
-        steps = getattr(spec, "max_episode_steps", None) if spec is not None else None
-        if steps is not None and steps != self.max_episode_steps:
-            gymnasium.logger.warn(
-                f"{spec.id}: the TimeLimit of {steps} steps does not match this config's episode of "
-                f"{self.max_episode_steps} steps (max_episode_s x control_hz); pass "
-                f"max_episode_steps={self.max_episode_steps} to gymnasium.make")
 
     def __getstate__(self):
         state = self.__dict__.copy()

@@ -9,7 +9,9 @@ A task config lists the terms with their weight and parameters::
 
 Each term returns one value per vehicle and control step; the reward is the sum of weight x value over
 the terms, and ``info["reward_terms"]`` holds every weighted term (they sum to the reward). Terms that
-reward return values >= 0, penalties values <= 0, so every weight is >= 0.
+reward return values >= 0, penalties values <= 0, so every weight is >= 0. A weighted term that is not
+finite (``squared`` with a scale of 1e-300 overflows) raises naming the term and its
+parameters (``ValueError``), never a silent 0.
 
 Built-in terms (``REWARD_TERMS``):
 
@@ -249,6 +251,12 @@ class RewardSet:
             self.terms.append((name, weight, term))
             self.resolved[name] = {**allowed, **params, "weight": weight}
 
+    def _not_finite(self, name: str, value: np.ndarray, weighted: np.ndarray) -> None:
+        v = int(np.flatnonzero(~np.isfinite(weighted))[0])
+        raise ValueError(
+            f"reward term {name!r} ({_format(self.resolved[name])}) is {weighted[v]} for vehicle {v} (term value "
+            f"{value[v]}); every term must stay finite: a larger scale or a smaller weight keeps it so")
+
     @property
     def names(self) -> list[str]:
         return [name for name, _, _ in self.terms]
@@ -266,9 +274,15 @@ class RewardSet:
             if value.shape != (n,):
                 raise ValueError(f"reward term {name!r} returned shape {value.shape}, expected ({n},)")
             weighted = weight * value
+            if not np.isfinite(weighted).all():
+                self._not_finite(name, value, weighted)
             parts[name] = weighted
             total = total + weighted
         return total, parts
+
+
+def _format(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key}={value!r}" for key, value in params.items())
 
 
 def reward_class(name: str) -> type[RewardTerm]:

@@ -106,6 +106,25 @@ def _measure(path_x, path_y, path_heading, profile, index, end_index, preview_of
         complete[i] = j >= end_index[i] - last_offset
 
 
+PATH_SPEED_FACTOR = 1.2  # a default path is this much longer than the highest target speed covers
+PATH_EXTRA_M = 20.0
+
+
+def default_path_length_m(options: Mapping[str, Any], horizon_s: float) -> float:
+    """The path length of ``path_length_m: null``: long enough for ``horizon_s`` at ``PATH_SPEED_FACTOR`` x
+    the highest target speed, plus the longest preview and ``PATH_EXTRA_M``."""
+    return (PATH_SPEED_FACTOR * options["speed_max_mps"] * horizon_s + max(options["path_preview_m"], default=0.0)
+            + PATH_EXTRA_M)
+
+
+def horizon_for_path_m(options: Mapping[str, Any], length_m: float) -> float:
+    """The longest horizon, s, whose default path (``default_path_length_m``) is at most ``length_m``
+    (inf for a task whose speed is 0)."""
+    speed = PATH_SPEED_FACTOR * options["speed_max_mps"]
+    room = length_m - max(options["path_preview_m"], default=0.0) - PATH_EXTRA_M
+    return math.inf if speed <= 0.0 else room / speed
+
+
 class PathSpeedTask:
     """A reference path and a target-speed profile per vehicle (see the module docstring)."""
 
@@ -145,7 +164,7 @@ class PathSpeedTask:
         horizon_s = max_steps * dt_s
         length = o["path_length_m"]
         if length is None:
-            length = 1.2 * o["speed_max_mps"] * horizon_s + max(o["path_preview_m"], default=0.0) + 20.0
+            length = default_path_length_m(o, horizon_s)
             o["path_length_m"] = length
         self.n_path = int(math.ceil(length / o["path_spacing_m"])) + 1
         self.n_profile = max_steps + 1 + int(self.speed_preview_steps.max(initial=0))

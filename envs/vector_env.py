@@ -58,7 +58,7 @@ class RangerVectorEnv(BatchViews, VectorEnv):
         render_mode: None, ``"human"`` or ``"rgb_array"``.
         autoreset_mode: ``AutoresetMode`` or its value (``"NextStep"``, ``"SameStep"``, ``"Disabled"``).
         max_episode_steps: a step limit on top of the config's ``max_episode_s`` (the smaller ends the
-            episode, as the ``TimeLimit`` of ``gymnasium.make``; ``gymnasium.make_vec`` passes the id's).
+            episode, as a ``TimeLimit``); ``spec.max_episode_steps`` states the resulting length.
         **overrides: top-level config keys, merged last.
     """
 
@@ -196,7 +196,7 @@ class RangerVectorEnv(BatchViews, VectorEnv):
         return tuple(self._render.frame(i) for i in range(self.num_envs))
 
     def close_extras(self, **kwargs: Any) -> None:
-        if self._render is not None:
+        if getattr(self, "_render", None) is not None:  # also after a constructor that raised
             self._render.close()
             self._render = None
 

@@ -87,10 +87,10 @@ def _steady_yaw_rate(drive_mode: int) -> float:
                                       "vehicle_overrides": {"driveline.default_drive_mode": drive_mode},
                                       "task_options": {**FLAT["task_options"], "max_lateral_error_m": 1e3}})
     env.reset(seed=0)
-    action = env.action_mode.encode(yaw_rate_rad_s=0.0, ulc_speed_mps=5.0)[0].astype(np.float32)
+    action = env.action_mode.encode(yaw_rate_rad_s=0.0, ulc_speed_mps=5.0).astype(np.float32)
     for _ in range(160):  # 8 s: up to speed on a straight line
         env.step(action)
-    action = env.action_mode.encode(yaw_rate_rad_s=0.3, ulc_speed_mps=5.0)[0].astype(np.float32)
+    action = env.action_mode.encode(yaw_rate_rad_s=0.3, ulc_speed_mps=5.0).astype(np.float32)
     rates = []
     for _ in range(120):  # 6 s of turning; the last 2 s are measured
         obs, *_ = env.step(action)
@@ -147,7 +147,7 @@ def test_the_agent_chooses_low_range_and_a_moving_shift_is_refused():
     mode, sim = env.action_mode, env.sim
 
     def drive(speed_mps, gear, steps):
-        action = mode.encode(curvature_per_m=0.0, ulc_speed_mps=speed_mps, range_gear=gear)[0].astype(np.float32)
+        action = mode.encode(curvature_per_m=0.0, ulc_speed_mps=speed_mps, range_gear=gear).astype(np.float32)
         for _ in range(steps):
             obs, *_ = env.step(action)
         return obs

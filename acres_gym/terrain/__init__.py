@@ -8,6 +8,7 @@
 """
 
 from acres_gym.terrain.generate import (
+    MIN_FEATURE_CELLS,
     TERRAIN_KINDS,
     flat,
     from_config,
@@ -48,6 +49,7 @@ from acres_gym.terrain.surfaces_dtype import SURFACE_DTYPE
 
 __all__ = [
     "HARD_FIELDS",
+    "MIN_FEATURE_CELLS",
     "SOIL_KEYS",
     "SURFACE_DTYPE",
     "TERRAIN_KINDS",

@@ -21,6 +21,10 @@ from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
 from acres_gym.terrain.surfaces import SurfaceTable, default_surfaces
 
 FILE_FORMAT = "acres_gym.terrain.npz/1"
+MIN_FEATURE_CELLS = 2.0
+"""The shortest hill wavelength and patch scale, in grid cells: shorter noise is finer than the grid
+resolves (the octave filter drops it) and its lattice of (extent / wavelength)^2 gradients would exhaust
+memory (a 1e-6 m wavelength on a 300 m grid asks for 639 PiB)."""
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -43,6 +47,16 @@ def _pair(name: str, value) -> tuple[float, float]:
     if len(value) != 2:
         raise ValueError(f"{name} must be a number or a pair (x, y), got {value!r}")
     return _number(f"{name}[0]", value[0]), _number(f"{name}[1]", value[1])
+
+
+def _feature(name: str, value, cell: float) -> float:
+    """A wavelength or scale of at least ``MIN_FEATURE_CELLS`` grid cells (at most 1e5 m)."""
+    lo = MIN_FEATURE_CELLS * cell
+    value = _number(name, value, 0.0, 1e5, lo_inclusive=False)
+    if value < lo:
+        raise ValueError(f"{name} = {value} is shorter than {MIN_FEATURE_CELLS:g} grid cells ({lo:g} m at cell_m = "
+                         f"{cell:g} m): the grid cannot resolve it; allowed range [{lo:g}, 100000.0]")
+    return value
 
 
 def _seed(name: str, seed) -> int:
@@ -192,11 +206,13 @@ def rough(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, surf
     ``numpy.random.default_rng(seed)``. Within ``flat_radius_m`` of ``spawn_xy`` the ground is level at
     height 0; over the next ``flat_blend_m`` it blends smoothly (C2 fade) into the hills. The result is
     scaled so that its RMS height (about z = 0, over the whole grid) equals ``roughness_m``; octaves
-    shorter than two cells cannot be resolved by the grid and are left out.
+    shorter than two cells cannot be resolved by the grid and are left out; ``hill_wavelength_m`` must
+    span at least ``MIN_FEATURE_CELLS`` (2) cells.
     """
     seed = _seed("seed", seed)
     roughness = _number("roughness_m", roughness_m, 0.0, 1e3)
-    hill = _number("hill_wavelength_m", hill_wavelength_m, 0.0, 1e5, lo_inclusive=False)
+    nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
+    hill = _feature("hill_wavelength_m", hill_wavelength_m, cell)
     bump = _number("bump_wavelength_m", bump_wavelength_m, 0.0, hill, lo_inclusive=False)
     if isinstance(octaves, bool) or not isinstance(octaves, (int, np.integer)) or not 1 <= octaves <= 16:
         raise ValueError(f"octaves must be an integer in [1, 16], got {octaves!r}")
@@ -204,7 +220,6 @@ def rough(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, surf
     radius = _number("flat_radius_m", flat_radius_m, 0.0, 1e5)
     blend = _number("flat_blend_m", flat_blend_m, 0.0, 1e5, lo_inclusive=False)
     sx, sy = _pair("spawn_xy", spawn_xy)
-    nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
     x = ox + cell * np.arange(nx)
     y = oy + cell * np.arange(ny)
     ratio = (bump / hill) ** (1.0 / (octaves - 1)) if octaves > 1 else 1.0
@@ -309,10 +324,11 @@ def with_patches(terrain: Terrain, rng, surfaces, scale_m: float = 20.0,
     points in proportion to the weights. Each connected patch gets one wetness drawn uniformly from
     ``wetness_range``; ``None`` keeps each surface's ``default_wetness`` (note that ``wet_asphalt`` and
     ``wet_grass`` differ from their dry twins only by that default). ``rng`` is a
-    ``numpy.random.Generator`` or an integer seed. Heights are unchanged.
+    ``numpy.random.Generator`` or an integer seed; ``scale_m`` spans at least ``MIN_FEATURE_CELLS`` (2)
+    grid cells. Heights are unchanged.
     """
     rng = _generator(rng)
-    scale = _number("scale_m", scale_m, 0.0, 1e5, lo_inclusive=False)
+    scale = _feature("scale_m", scale_m, terrain.cell_m)
     table = terrain.surfaces
     ids, weights = _weights(surfaces, table)
     if wetness_range is not None:
