@@ -6,9 +6,11 @@ FMEP = a + b krpm + c krpm^2, and the closed-throttle pumping torque PumpingBar 
 
 Request: u = max(pedal^exponent x top-speed governor, idle governor), lagged by ``engine_tau_s``.
 Fuelled while u > 0, below the rev limiter and with fuel in the tank. Indicated torque u (WOT + friction)
-while fuelled (times the share of fuel the rev limiter passes, ``rev_limiter_share``); brake torque =
-indicated - friction - (1 - u) pumping, so u = 1 gives the full-load curve and u = 0 the motoring curve
-with the fuel cut.
+while fuelled (times the share of fuel the rev limiter passes, ``rev_limiter_share``), 0 otherwise; brake
+torque = indicated - friction - (1 - u) pumping, so u = 1 gives the full-load curve and u = 0 the motoring
+curve with the fuel cut. The pumping loss follows the request u even while the fuel is cut (rev limiter,
+empty tank): the cut stops combustion, not the throttle, which stays open. A request below 1e-6 (the
+fuel decision's threshold) counts as a closed throttle.
 """
 
 import math
@@ -75,10 +77,13 @@ def step_engine(dt, p, s, speed_mps):
     fuelled = u > 1e-6 and rpm < p.max_rpm and has_fuel
     s.fuelled = fuelled
     u_eff = u if fuelled else 0.0
+    # the throttle stays where the request put it when the fuel is cut (rev limiter, empty tank): the
+    # pumping loss follows u (seed), with a request below the fuel decision's 1e-6 taken as closed
+    u_throttle = u if u > 1e-6 else 0.0
     wot, friction, pumping = engine_curves(p, rpm)
     limiter = rev_limiter_share(p, rpm)
     indicated = u_eff * limiter * (wot + friction)
-    pumping_loss = (1.0 - u_eff) * pumping
+    pumping_loss = (1.0 - u_throttle) * pumping
     brake = indicated - friction - pumping_loss
     s.indicated_torque_nm = indicated
     s.friction_torque_nm = friction
