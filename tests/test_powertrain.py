@@ -18,7 +18,7 @@ from acres_gym.constants import (
     RPM_TO_RAD_S,
 )
 from acres_gym.model.cvt import clutch_forward_capacity, ebs_capacity, shift_speed_rpm, target_ratio
-from acres_gym.model.engine import engine_curves, step_engine
+from acres_gym.model.engine import TOP_SPEED_GOVERNOR_BAND_MPS, engine_curves, step_engine, top_speed_governor
 from acres_gym.params import load_vehicle
 from acres_gym.sim import RangerSim
 
@@ -116,6 +116,17 @@ def test_full_throttle_top_speed_and_launch(wot_high):
     assert 24.0 <= wot_high["top_speed_mps"] <= 29.0
     assert 4.0 <= wot_high["time_to_30mph_s"] <= 9.0
     print(f"0-30 mph: {wot_high['time_to_30mph_s']:.2f} s, top speed {wot_high['top_speed_mps']:.2f} m/s")
+
+
+def test_top_speed_is_the_parameter(p, wot_high):
+    """engine.top_speed_mps is the top speed reached: the governor lets the whole request through up to
+    it (wheel spin x rolling radius) and cuts it over the band above, so full throttle in H on level
+    asphalt tops out within 1 % of it (audit D6: 26.64 m/s for 27.7 when the band lay below)."""
+    assert top_speed_governor(p, p.top_speed_mps) == 1.0
+    assert top_speed_governor(p, -p.top_speed_mps) == 1.0
+    assert top_speed_governor(p, p.top_speed_mps + 0.5 * TOP_SPEED_GOVERNOR_BAND_MPS) == pytest.approx(0.5)
+    assert top_speed_governor(p, p.top_speed_mps + TOP_SPEED_GOVERNOR_BAND_MPS) == 0.0
+    assert wot_high["top_speed_mps"] == pytest.approx(p.top_speed_mps, rel=0.01)
 
 
 def test_engine_held_near_the_full_load_shift_speed_while_upshifting(wot_high):

@@ -21,7 +21,7 @@ from acres_gym.constants import RAD_S_TO_RPM
 from acres_gym.model.curves import torque_from_points
 
 BAR_TO_PA = 1e5
-TOP_SPEED_GOVERNOR_BAND_MPS = 1.0  # governor fades the request over this band below the top speed
+TOP_SPEED_GOVERNOR_BAND_MPS = 1.0  # governor fades the request over this band above the top speed
 # The rev limiter cuts whole combustion events; at the limit a twin fires about once per 1/120 s tick, so
 # the cut is modelled as the share of a tick's fuel that is cut, rising over this band below max_rpm
 # (an on/off cut evaluated once per tick would bounce the engine at the tick rate).
@@ -48,10 +48,15 @@ def rev_limiter_share(p, rpm):
 
 @njit(cache=True)
 def top_speed_governor(p, speed_mps):
-    """Multiplier on the pedal request, 1 below the top speed, fading to 0 over the governor band."""
+    """Multiplier on the pedal request: 1 up to ``top_speed_mps``, fading to 0 over the governor band
+    above it, so ``top_speed_mps`` is the top speed reached (on level ground at full throttle the request
+    the drag needs is most of the full one: the vehicle settles a small part of the band above it in
+    wheel speed, within about 1 % of it in ground speed). ``speed_mps`` is the rear wheels' spin x
+    rolling radius; 0 = no governor."""
     if p.top_speed_mps <= 0.0:
         return 1.0
-    return min(1.0, max(0.0, (p.top_speed_mps - abs(speed_mps)) / TOP_SPEED_GOVERNOR_BAND_MPS))
+    return min(1.0, max(0.0, (p.top_speed_mps + TOP_SPEED_GOVERNOR_BAND_MPS - abs(speed_mps))
+                        / TOP_SPEED_GOVERNOR_BAND_MPS))
 
 
 @njit(cache=True)
