@@ -2,9 +2,10 @@
 ``PrepareWheel`` / ``SettleWheels`` are this project's design).
 
 ``prepare_wheel``: ground probe, suspension and tyre load (a tyre deflected beyond its section height has
-bottomed out: the vehicle is flagged ``diverged``, and the rolling radius never falls below the rim's), the surface under the wheel, friction and
-tyre coefficients, brake and rolling-resistance torques, and the wheel's linearised spin model
-T_shaft(omega) = a + b omega + f sgn(omega) that the driveline solve needs (``acres_gym.model.driveline``).
+bottomed out: the vehicle is flagged ``diverged``, and the rolling radius never falls below the rim's),
+the surface under the wheel, friction and tyre coefficients, brake and rolling-resistance torques, and the
+wheel's linearised spin model T_shaft(omega) = a + b omega + f sgn(omega) that the driveline solve needs
+(``acres_gym.model.driveline``).
 
 ``settle_wheel``: with the end-of-tick spin known, the tyre deflections and forces of the tick.
 """
