@@ -4,7 +4,10 @@ Curves at a speed: full-load (WOT) torque from the torque curve through ``Torque
 max_rpm: the rev limiter), friction torque from the FMEP correlation FMEP V_d / (4 pi) with
 FMEP = a + b krpm + c krpm^2, and the closed-throttle pumping torque PumpingBar V_d / (4 pi).
 
-Request: u = max(pedal^exponent x top-speed governor, idle governor), lagged by ``engine_tau_s``.
+Request: u = max(pedal^exponent x top-speed governor, idle governor), lagged by ``engine_tau_s``. The
+top-speed governor passes the whole pedal request up to ``top_speed_mps`` and fades it to 0 over
+``TOP_SPEED_GOVERNOR_BAND_MPS`` above, so ``top_speed_mps`` is the top speed the vehicle reaches (27.57 m/s
+for 27.7 at full throttle in H on level dry asphalt).
 Fuelled while u > 0, below the rev limiter and with fuel in the tank. Indicated torque u (WOT + friction)
 while fuelled (times the share of fuel the rev limiter passes, ``rev_limiter_share``), 0 otherwise; brake
 torque = indicated - friction - (1 - u) pumping, so u = 1 gives the full-load curve and u = 0 the motoring
