@@ -386,7 +386,7 @@ def test_unknown_key_warns_once_and_returns_false(vehicle):
         ("dimensions.wheelbase_m", 0.0,
          r"dimensions\.wheelbase_m = 0: expected a finite number in \[0\.5, 6\] m"),
         ("tyre.vertical_stiffness_n_m", -1.0,
-         r"tyre\.vertical_stiffness_n_m = -1: expected a finite number in \(0, 1e\+07\] N/m"),
+         r"tyre\.vertical_stiffness_n_m = -1: expected a finite number in \[20000, 1e\+07\] N/m"),
         ("suspension.front_wheel_rate_n_m", -2e4,
          r"suspension\.front_wheel_rate_n_m = -20000: expected a finite number in \(0, 1e\+06\] N/m"),
         ("dbw.brake.max_bar", float("nan"), r"dbw\.brake\.max_bar = nan: .*\(0, 300\] bar"),
@@ -407,7 +407,7 @@ def test_finalize_rejects_values_written_directly(vehicle):
     with pytest.raises(ValueError) as info:
         finalize_parameters(p)
     text = str(info.value)
-    assert "tyre.vertical_stiffness_n_m = -5: expected a finite number in (0, 1e+07] N/m" in text
+    assert "tyre.vertical_stiffness_n_m = -5: expected a finite number in [20000, 1e+07] N/m" in text
     assert "engine.idle_rpm = nan: expected a finite number in [100, 5000] rpm" in text
 
 

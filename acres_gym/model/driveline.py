@@ -173,8 +173,19 @@ def _held_lambda(s, include_front, ring, target_nm):
 
 @njit(cache=True)
 def _free_front(s, j):
+    """Front wheel j not caught by the ring: it ends at its free spin with no shaft torque."""
     s.wheel_end_omega_rad_s[j] = s.wheel_free_omega_rad_s[j]
     s.wheel_end_shaft_nm[j] = 0.0
+    s.front_engaged[j] = False
+
+
+@njit(cache=True)
+def _engage_front(s, j, omega, torque_nm):
+    """Front wheel j driven by the ring: it ends at ``omega`` with ``torque_nm``; returns the torque."""
+    s.wheel_end_omega_rad_s[j] = omega
+    s.wheel_end_shaft_nm[j] = torque_nm
+    s.front_engaged[j] = True
+    return torque_nm
 
 
 @njit(cache=True)
@@ -197,13 +208,9 @@ def _place_wheels_moving(s, c, open_diff, awd, adc):
         if awd and front_engaged(s, j, c, side, adc):
             w = s.front_ring_ratio * c
             t = shaft_torque(s.wheel_lin_a_nm[j], s.wheel_lin_b_nm_s[j], s.resist_torque_nm[j], w, side)
-            s.wheel_end_omega_rad_s[j] = w
-            s.wheel_end_shaft_nm[j] = t
-            s.front_engaged[j] = True
-            ring_torque += t
+            ring_torque += _engage_front(s, j, w, t)
         else:
             _free_front(s, j)
-            s.front_engaged[j] = False
     return ring_torque
 
 
@@ -231,11 +238,7 @@ def _place_wheels_held(s, carrier_nm, open_diff, awd, adc, rear_low, rear_high):
             s.wheel_end_omega_rad_s[i] = 0.0
             s.wheel_end_shaft_nm[i] = s.wheel_lin_a_nm[i] + lam * s.resist_torque_nm[i]
         for j in range(2):
-            t = s.wheel_lin_a_nm[j] + lam * s.resist_torque_nm[j]
-            s.wheel_end_omega_rad_s[j] = 0.0
-            s.wheel_end_shaft_nm[j] = t
-            s.front_engaged[j] = True
-            ring_torque += t
+            ring_torque += _engage_front(s, j, 0.0, s.wheel_lin_a_nm[j] + lam * s.resist_torque_nm[j])
         return ring_torque
     else:
         rear_nm = carrier_nm
@@ -260,18 +263,12 @@ def _place_wheels_held(s, carrier_nm, open_diff, awd, adc, rear_low, rear_high):
                 mu = min(1.0, max(-1.0, (front_nm / ring - sum_a) / sum_f))
             for j in range(2):
                 if (engaged0 if j == 0 else engaged1):
-                    t = s.wheel_lin_a_nm[j] + mu * s.resist_torque_nm[j]
-                    s.wheel_end_omega_rad_s[j] = 0.0
-                    s.wheel_end_shaft_nm[j] = t
-                    s.front_engaged[j] = True
-                    ring_torque += t
+                    ring_torque += _engage_front(s, j, 0.0, s.wheel_lin_a_nm[j] + mu * s.resist_torque_nm[j])
                 else:
                     _free_front(s, j)
-                    s.front_engaged[j] = False
         else:
             for j in range(2):
                 _free_front(s, j)
-                s.front_engaged[j] = False
         lam = _held_lambda(s, False, ring, rear_nm)
         for i in range(2, 4):
             s.wheel_end_omega_rad_s[i] = 0.0
@@ -279,7 +276,6 @@ def _place_wheels_held(s, carrier_nm, open_diff, awd, adc, rear_low, rear_high):
         return ring_torque
     for j in range(2):
         _free_front(s, j)
-        s.front_engaged[j] = False
     return ring_torque
 
 
