@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml
 	# CPU build of torch first, so nothing later pulls a CUDA build.
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray]'
+	# compile the physics kernels into numba's cache now, so a first run does not wait for them
+	ACRES_GYM_QUIET=1 $(PY) -c "import acres_gym; acres_gym.RangerSim(16)"
 	touch $(STAMP)
 
 run: $(STAMP)

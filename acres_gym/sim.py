@@ -17,6 +17,9 @@ Example::
 from __future__ import annotations
 
 import math
+import os
+import sys
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -27,6 +30,7 @@ from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
 from acres_gym.dbw.step import reset_dbw
 from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
 from acres_gym.model.suspension import elastic_energy
+from acres_gym.model.threading_layer import use_parallel
 from acres_gym.model.tick import run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
@@ -36,6 +40,41 @@ from acres_gym.terrain import Terrain, TerrainStack, flat
 from acres_gym.terrain.surfaces_dtype import SURFACE_RECORD_DTYPE
 
 DEFAULT_VEHICLE = "polaris_ranger_crew_xp1000"
+QUIET_ENV = "ACRES_GYM_QUIET"
+_KERNELS_READY = False
+
+
+def _kernel_cached(kernel) -> bool:
+    """Whether numba's on-disk cache holds ``kernel`` (its index file exists); True when it cannot tell."""
+    try:
+        return os.path.exists(kernel._cache._cache_file._index_path)
+    except AttributeError:  # NUMBA_DISABLE_JIT, or another numba cache layout
+        return True
+
+
+def _compile_kernels(sim: RangerSim) -> None:
+    """Once per process, before the first reset: loads the physics kernels, compiling them if numba's cache
+    does not hold them yet (the first use after installing or changing the model, about a minute on two
+    cores), and says so on stderr with the time it took (``ACRES_GYM_QUIET=1`` silences it). The kernels run
+    zero ticks on copies, so nothing of ``sim`` changes."""
+    global _KERNELS_READY
+    if _KERNELS_READY:
+        return
+    kernels = (run_ticks_serial, run_ticks, _reset_batch)
+    compiling = not all(_kernel_cached(k) for k in kernels)
+    quiet = os.environ.get(QUIET_ENV, "") not in ("", "0")
+    if compiling and not quiet:
+        print("acres_gym: compiling the simulator kernels (first use; cached for later runs) ...", file=sys.stderr,
+              flush=True)
+    start = time.perf_counter()
+    args = (sim.params.copy(), sim.state.copy(), sim.commands.copy(), 0, sim.terrain.height_m,
+            sim.terrain.surface_id, sim.terrain.wetness, sim.terrain.origin_xy_m, sim.terrain.cell_m, sim._surfaces)
+    run_ticks_serial(*args)
+    run_ticks(*args)
+    _reset_batch(args[0], args[1], np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(), sim._terrain_index.copy())
+    if compiling and not quiet:
+        print(f"acres_gym: kernels compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+    _KERNELS_READY = True
 
 
 @njit(cache=True)
@@ -212,6 +251,7 @@ class RangerSim:
         self.commands = make_commands(self.n)
         self._pose = np.zeros((self.n, 7))
         self._terrain_index = np.zeros(self.n, dtype=np.int64)
+        _compile_kernels(self)
         self.reset()
 
     # --- lifecycle -------------------------------------------------------------------------------
@@ -253,7 +293,7 @@ class RangerSim:
         elif not (isinstance(commands, np.ndarray) and commands.dtype == COMMAND_DTYPE
                   and commands.shape == (self.n,)):
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
-        kernel = run_ticks_serial if self.n == 1 else run_ticks
+        kernel = run_ticks if use_parallel(self.n) else run_ticks_serial
         kernel(self.params, self.state, commands, int(n_ticks), self.terrain.height_m,
                self.terrain.surface_id, self.terrain.wetness, self.terrain.origin_xy_m,
                self.terrain.cell_m, self._surfaces)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit, prange
 
+from acres_gym.model import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
 from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
 from acres_gym.terrain.surfaces import SurfaceTable, default_surfaces
 

@@ -1,0 +1,61 @@
+"""Parallel kernels and processes: a process that stepped the simulator can still fork workers.
+
+With GNU OpenMP as Numba's threading layer, a fork after a parallel kernel ran leaves the children broken
+(``AsyncVectorEnv`` workers died with ``EOFError``). ``acres_gym.model.threading_layer`` selects a fork-safe layer.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from acres_gym import RangerSim
+from acres_gym.model import threading_layer
+from acres_gym.model.tick import run_ticks, run_ticks_serial
+
+FORK_AFTER_PARALLEL = """
+import gymnasium, numpy as np, acres_gym
+from acres_gym import RangerSim
+sim = RangerSim({n}); sim.commands.driver_throttle_pct = 30.0; sim.step(12)        # the parallel kernel ran
+env = gymnasium.make("acres_gym/RangerSpeedTracking-v1"); env.reset(seed=0); env.step(env.action_space.sample())
+venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v1", num_envs=2, vectorization_mode="async")
+venv.reset(seed=0)
+for _ in range(5):
+    venv.step(venv.action_space.sample())
+venv.close()
+from stable_baselines3.common.vec_env import SubprocVecEnv
+sb3 = SubprocVecEnv([lambda: gymnasium.make("acres_gym:acres_gym/RangerSpeedTracking-v1")] * 2)  # default start
+sb3.reset()
+for _ in range(5):
+    sb3.step(np.stack([sb3.action_space.sample() for _ in range(2)]))
+sb3.close()
+import numba
+print("ok", numba.threading_layer())
+"""
+
+
+def test_async_and_subprocess_vector_envs_work_after_the_parent_ran_the_parallel_kernel():
+    n = threading_layer.PARALLEL_MIN_VEHICLES
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"}
+    result = subprocess.run([sys.executable, "-c", FORK_AFTER_PARALLEL.format(n=n)], capture_output=True, text=True,
+                            timeout=600, env={**env, "PYTHONWARNINGS": "ignore"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split()[0] == "ok" and result.stdout.split()[1] != "omp"
+
+
+def test_small_batches_run_on_the_calling_thread_and_both_kernels_agree():
+    assert not threading_layer.use_parallel(1)
+    assert not threading_layer.use_parallel(threading_layer.PARALLEL_MIN_VEHICLES - 1)
+    n = threading_layer.PARALLEL_MIN_VEHICLES
+    sims = [RangerSim(n) for _ in range(2)]
+    for sim, kernel in zip(sims, (run_ticks, run_ticks_serial)):
+        sim.commands.driver_throttle_pct = np.linspace(0.0, 80.0, n)
+        sim.commands.driver_steering_deg = np.linspace(-200.0, 200.0, n)
+        kernel(sim.params, sim.state, sim.commands, 240, sim.terrain.height_m, sim.terrain.surface_id,
+               sim.terrain.wetness, sim.terrain.origin_xy_m, sim.terrain.cell_m, sim.surface_records)
+    for field in ("position_m", "velocity_mps", "engine_rpm", "wheel_omega_rad_s", "fuel_used_kg"):
+        np.testing.assert_array_equal(sims[0].state[field], sims[1].state[field])
+    assert np.all(sims[0].state.position_m[1:, 0] > 0.0)                                 # they drove
