@@ -426,6 +426,9 @@ def load_vehicle(name_or_path: str | PathLike, overrides: Mapping[str, Any] | No
 
 
 _FIELD_INDEX = {name: k for k, name in enumerate(PARAMS_DTYPE.names)}
+# The static deflection of the most loaded tyre may use at most this share of its section height (the
+# rim reaches the ground at the section height: the model flags a tyre deflected that far as bottomed out).
+STATIC_DEFLECTION_SHARE = 0.5
 
 
 def _validate_primary(params: np.record) -> list[str]:
@@ -490,6 +493,9 @@ def _validate_cross(p: np.record) -> list[str]:
     if p.fuel_tank_l > 0.0 and not p.fuel_initial_l <= p.fuel_tank_l:
         e.append(f"fuel.initial_l = {_num(p.fuel_initial_l)}: expected a value in [0, {_num(p.fuel_tank_l)}] "
                  "L (at most fuel.tank_l; set fuel.tank_l = 0 to leave the tank unmodelled)")
+    if not p.tyre_section_m < p.tyre_radius_m:
+        e.append(f"tyre.section_m = {_num(p.tyre_section_m)}: expected a value below tyre.radius_m = "
+                 f"{_num(p.tyre_radius_m)} m (the rim lies inside the tyre)")
     if not p.shift_light_rpm <= p.shift_full_rpm:
         e.append(f"cvt.shift_light_rpm = {_num(p.shift_light_rpm)}: expected a value in [100, "
                  f"{_num(p.shift_full_rpm)}] rpm (at most cvt.shift_full_rpm)")
@@ -535,8 +541,10 @@ def finalize_parameters(params: np.record) -> np.record:
     and a positive peak; idle below the fuel cut; overdrive ratio below the low ratio with the initial
     ratio between them; clutch engagement below full engagement; droop and bump-stop length within the
     travel; initial fuel within the tank (when the tank is modelled, ``fuel.tank_l > 0``); light-load
-    shift speed at most the full-load one; positive total mass; the centre of mass inside the wheelbase
-    and both tracks, so every static corner load is positive. All failures are reported together in one
+    shift speed at most the full-load one; the tyre section height below the tyre radius; positive total
+    mass; the centre of mass inside the wheelbase and both tracks, so every static corner load is
+    positive; the static deflection of the most loaded tyre at most ``STATIC_DEFLECTION_SHARE`` (half) of
+    its section height. All failures are reported together in one
     ``ValueError`` (each naming its key, value and allowed range); the record is unchanged then.
 
     Derived fields (positions from the rear-axle midpoint on the ground, x forward, y left, z up):
@@ -615,13 +623,22 @@ def finalize_parameters(params: np.record) -> np.record:
             "lumped masses"
         )
 
+    kt = float(p.tyre_vertical_stiffness_n_m)
+    section = float(p.tyre_section_m)
+    if not loads.max() / kt <= STATIC_DEFLECTION_SHARE * section:
+        need = loads.max() / (STATIC_DEFLECTION_SHARE * section)
+        raise ValueError(
+            f"invalid vehicle parameters: tyre.vertical_stiffness_n_m = {_num(kt)}: the heaviest static corner "
+            f"load {loads.max():.0f} N deflects the tyre {loads.max() / kt:.3f} m, more than half of "
+            f"tyre.section_m = {_num(section)} m; expected at least {need:.0f} N/m for these masses"
+        )
+
     # --- shared wheel parameter set, per corner (FL, FR, RL, RR)
     front = np.array([True, True, False, False])
     left = np.array([True, False, True, False])
     track = np.where(front, tf, tr)
     hx = np.where(front, wb, 0.0) - cx
     hy = np.where(left, 0.5 * track, -0.5 * track) - cy
-    kt = float(p.tyre_vertical_stiffness_n_m)
     hz = float(p.tyre_radius_m) - loads / kt - cz + float(p.travel_m) - float(p.droop_m)
     kw = np.where(front, float(p.front_wheel_rate_n_m), float(p.rear_wheel_rate_n_m))
     k_ride = kw * kt / (kw + kt)

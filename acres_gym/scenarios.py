@@ -186,7 +186,7 @@ def full_throttle(gear: int = GEAR_HIGH, drive_mode: int = DRIVE_ALL_WHEEL, seco
         "top_speed_mps": top, "time_to_5_s": t5, "time_to_30mph_s": t30,
         "shift_rpm_min": min(shift_rpm) if shift_rpm else math.nan,
         "shift_rpm_max": max(shift_rpm) if shift_rpm else math.nan,
-        "shift_full_rpm": float(p.shift_full_rpm),
+        "shift_full_rpm": float(p.shift_full_rpm), "top_speed_param_mps": float(p.top_speed_mps),
         "engine_rpm": float(sim.state.engine_rpm[0]), "cvt_ratio": float(sim.state.cvt_ratio[0]),
         "rear_spin_rad_s": rear_spin,
     }

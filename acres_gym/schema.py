@@ -95,7 +95,9 @@ SCHEMA: tuple[Param, ...] = (
     _p("tyre.longitudinal_relaxation_m", "longitudinal_relaxation_m", "m", 0.01, 2.0),
     _p("tyre.slip_stiffness", "slip_stiffness", "1", POS, 100.0),
     _p("tyre.spin_inertia_kg_m2", "wheel_inertia_kg_m2", "kg m^2", POS, 50.0),
-    _p("tyre.vertical_stiffness_n_m", "tyre_vertical_stiffness_n_m", "N/m", POS, 1e7),
+    # lower bound: a very soft flotation tyre; finalize_parameters also keeps the static deflection at the
+    # heaviest corner within half the section height (STATIC_DEFLECTION_SHARE)
+    _p("tyre.vertical_stiffness_n_m", "tyre_vertical_stiffness_n_m", "N/m", 2e4, 1e7),
     _p("tyre.vertical_damping_n_s_m", "tyre_vertical_damping_n_s_m", "N s/m", 0.0, 1e5),
     _p("tyre.contact_damping_ratio", "tyre_contact_damping_ratio", "1", 0.0, 2.0),
     _p("tyre.rolling_resistance", "rolling_resistance", "1", 0.0, 0.5),

@@ -23,7 +23,8 @@ CHASSIS_FIELDS = [
     ("acceleration_mps2", f8, (3,)),  # CG acceleration over the last tick, world frame
     ("terrain_index", i8),  # which terrain of the stack this vehicle drives on
     ("rolled_over", b1),  # body tilted beyond ROLLOVER_TILT_DEG
-    ("diverged", b1),  # a non-finite value appeared; the vehicle is frozen
+    ("diverged", b1),  # the model left its validity (diverged_reason says how); the vehicle is frozen
+    ("diverged_reason", i8),  # constants.DIVERGED_*: non-finite, speed, tyre bottomed out, below ground
 ]
 
 WHEEL_FIELDS = [

@@ -4,7 +4,7 @@ friction model is set-valued at rest, and the bisection balances both sides."""
 import numpy as np
 import pytest
 
-from acres_gym.constants import GEAR_HIGH
+from acres_gym.constants import DRIVE_ALL_WHEEL, GEAR_HIGH
 from acres_gym.model.driveline import (
     front_torque,
     open_diff_wheel_torque,
@@ -81,3 +81,53 @@ def test_open_differential_splits_torque_equally(driving_state):
     left = spin_for_torque(s.wheel_lin_a_nm[2], s.wheel_lin_b_nm_s[2], s.resist_torque_nm[2], t)
     right = spin_for_torque(s.wheel_lin_a_nm[3], s.wheel_lin_b_nm_s[3], s.resist_torque_nm[3], t)
     assert abs(0.5 * (left + right) - c) < 1e-6
+
+
+def _braked_stall(drive_mode, adc=False, throttle_pct=100.0, brake_bar=40.0, ticks=240):
+    """Gear H at a standstill on flat asphalt with full throttle against the brakes (audit D5)."""
+    sim = RangerSim(1, overrides={"driveline.adc": adc})
+    sim.state.gear = GEAR_HIGH
+    sim.state.gear_target = GEAR_HIGH
+    sim.commands.drive_mode = drive_mode
+    sim.commands.driver_throttle_pct = throttle_pct
+    sim.commands.driver_brake_bar = brake_bar
+    x0 = sim.state.position_m[0].copy()
+    park, held = [], []
+    for _ in range(ticks):
+        sim.step(1)
+        s = sim.state[0]
+        park.append(float(s.park_torque_nm))
+        held.append(s.carrier_omega_rad_s == 0.0)
+    return sim, np.array(park), np.array(held), float(np.linalg.norm(sim.state.position_m[0] - x0))
+
+
+@pytest.mark.parametrize("adc", [False, True])
+def test_braked_stall_in_awd_books_the_hold_on_the_front_not_the_park_pawl(adc):
+    """Full throttle against 40 bar in H, AWD: the rears alone cannot hold the carrier, the demand drive
+    catches the braked fronts and they hold it. No park torque outside P, the fronts reported engaged,
+    and the shaft torques add up to the transmission torque at the carrier."""
+    sim, park, held, moved = _braked_stall(DRIVE_ALL_WHEEL, adc=adc)
+    s, p = sim.state[0], sim.params[0]
+    assert moved < 1e-3 and held[-60:].all()
+    assert np.all(park == 0.0), park.min()
+    rear_capacity = 2.0 * (p.rear_brake_nm_per_bar * s.brake_output_bar + p.bearing_drag_nm)
+    assert s.carrier_torque_nm > 1.2 * rear_capacity  # the case: the rears alone cannot hold it
+    assert s.front_engaged[0] and s.front_engaged[1]
+    front = s.shaft_torque_nm[:2]
+    assert np.all(front > 0.0)
+    assert s.front_ring_torque_nm == pytest.approx(front.sum(), rel=1e-12)
+    carrier = s.shaft_torque_nm[2] + s.shaft_torque_nm[3] + s.front_ring_ratio * s.front_ring_torque_nm
+    assert carrier == pytest.approx(s.carrier_torque_nm, rel=1e-9)
+    # every held wheel within its friction band: |T - a| <= f
+    band = np.abs(s.shaft_torque_nm - s.wheel_lin_a_nm) - s.resist_torque_nm
+    assert np.all(band <= 1e-9 * np.maximum(1.0, s.resist_torque_nm))
+
+
+def test_held_carrier_within_the_rear_band_leaves_the_fronts_free():
+    """A light throttle the rear brakes hold alone: the overrunning clutch carries nothing."""
+    sim, park, _held, moved = _braked_stall(DRIVE_ALL_WHEEL, throttle_pct=20.0)
+    s = sim.state[0]
+    assert moved < 1e-3 and np.all(park == 0.0)
+    assert not s.front_engaged[0] and not s.front_engaged[1]
+    assert s.front_ring_torque_nm == 0.0 and np.all(s.shaft_torque_nm[:2] == 0.0)
+    assert s.shaft_torque_nm[2] + s.shaft_torque_nm[3] == pytest.approx(s.carrier_torque_nm, rel=1e-9)

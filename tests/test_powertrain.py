@@ -18,7 +18,7 @@ from acres_gym.constants import (
     RPM_TO_RAD_S,
 )
 from acres_gym.model.cvt import clutch_forward_capacity, ebs_capacity, shift_speed_rpm, target_ratio
-from acres_gym.model.engine import engine_curves
+from acres_gym.model.engine import TOP_SPEED_GOVERNOR_BAND_MPS, engine_curves, step_engine, top_speed_governor
 from acres_gym.params import load_vehicle
 from acres_gym.sim import RangerSim
 
@@ -39,6 +39,30 @@ def test_engine_curves_follow_the_seed(p):
     assert math.isclose(pumping, p.pumping_bar * 1e5 * volume / (4 * math.pi), rel_tol=1e-12)
     assert wot > 0
     assert engine_curves(p, p.max_rpm)[0] == 0.0  # rev limiter: 0 at and above max_rpm
+
+
+@pytest.mark.parametrize("case", ["rev_limiter", "empty_tank", "closed_throttle", "fuelled"])
+def test_pumping_loss_follows_the_torque_request(p, case):
+    """Seed StepUtvPowertrain: brake torque = indicated - friction - (1 - u) pumping with u the torque
+    request; a fuel cut (rev limiter, empty tank) stops the indicated torque but leaves the throttle
+    where the request put it (audit D2)."""
+    sim = RangerSim(1)
+    s = sim.state[0]
+    s.engine_rpm = p.max_rpm + 50.0 if case == "rev_limiter" else 5000.0
+    s.throttle_pedal_pct = 0.0 if case == "closed_throttle" else 60.0
+    s.engine_request = 0.0 if case == "closed_throttle" else 0.6
+    if case == "empty_tank":
+        s.fuel_remaining_l = 0.0
+    step_engine(1.0 / 120.0, sim.params[0], s, 0.0)
+    u = float(s.engine_request)
+    _wot, friction, pumping = engine_curves(p, float(s.engine_rpm))
+    assert bool(s.fuelled) == (case == "fuelled")
+    assert s.pumping_torque_nm == pytest.approx((1.0 - u) * pumping, rel=1e-12, abs=1e-12)
+    if case != "fuelled":
+        assert s.indicated_torque_nm == 0.0
+        assert s.engine_torque_nm == pytest.approx(-friction - (1.0 - u) * pumping, rel=1e-12)
+    if case in ("rev_limiter", "empty_tank"):
+        assert 0.5 < u < 0.7 and s.pumping_torque_nm < 0.5 * pumping
 
 
 def test_shift_speed_and_target_ratio(p):
@@ -92,6 +116,17 @@ def test_full_throttle_top_speed_and_launch(wot_high):
     assert 24.0 <= wot_high["top_speed_mps"] <= 29.0
     assert 4.0 <= wot_high["time_to_30mph_s"] <= 9.0
     print(f"0-30 mph: {wot_high['time_to_30mph_s']:.2f} s, top speed {wot_high['top_speed_mps']:.2f} m/s")
+
+
+def test_top_speed_is_the_parameter(p, wot_high):
+    """engine.top_speed_mps is the top speed reached: the governor lets the whole request through up to
+    it (wheel spin x rolling radius) and cuts it over the band above, so full throttle in H on level
+    asphalt tops out within 1 % of it (audit D6: 26.64 m/s for 27.7 when the band lay below)."""
+    assert top_speed_governor(p, p.top_speed_mps) == 1.0
+    assert top_speed_governor(p, -p.top_speed_mps) == 1.0
+    assert top_speed_governor(p, p.top_speed_mps + 0.5 * TOP_SPEED_GOVERNOR_BAND_MPS) == pytest.approx(0.5)
+    assert top_speed_governor(p, p.top_speed_mps + TOP_SPEED_GOVERNOR_BAND_MPS) == 0.0
+    assert wot_high["top_speed_mps"] == pytest.approx(p.top_speed_mps, rel=0.01)
 
 
 def test_engine_held_near_the_full_load_shift_speed_while_upshifting(wot_high):

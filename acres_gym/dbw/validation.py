@@ -1,6 +1,7 @@
 """Validation-table rows of the drive-by-wire layer on the full vehicle (``python -m acres_gym.validate``).
 
-Each row is ``(name, unit, low, high, source, measure)``; ``measure()`` runs a fresh ``DbwDrive`` with the
+Each row is ``(name, unit, low, high, source, measure, kind)`` (kind: ``acres_gym.validate``'s
+"independent" or "consistency"); ``measure()`` runs a fresh ``DbwDrive`` with the
 vehicle file's own DBW constants at a 20 Hz control rate. The same manoeuvres are checked in
 ``tests/test_dbw_vehicle.py``.
 """
@@ -98,20 +99,22 @@ def yaw_rate_turn(yaw_rate_rad_s: float = 0.3, speed_mps: float = 5.0) -> float:
 
 DBW_CHECKS = [
     ("DBW steering 0->200 deg at 100 deg/s: peak rate", "deg/s", 0.0, 102.0,
-     "commanded rate limit (ds_dbw SteeringCmd.cmd_rate)", lambda: steering_step()["max_rate_deg_s"]),
+     "commanded rate limit (ds_dbw SteeringCmd.cmd_rate)", lambda: steering_step()["max_rate_deg_s"], "consistency"),
     ("DBW steering step: final error", "deg", 0.0, 1.0, "reference generator settles on the command",
-     lambda: steering_step()["final_error_deg"]),
+     lambda: steering_step()["final_error_deg"], "consistency"),
     ("DBW curvature 0.05 1/m: angle - kinematic map", "deg", -0.5, 0.5,
-     "ratio x atan(curvature x wheelbase) (seed CurvatureToSteeringWheelDeg)", curvature_angle),
+     "ratio x atan(curvature x wheelbase) (seed CurvatureToSteeringWheelDeg)", curvature_angle,
+     "consistency"),
     ("DBW yaw rate 0.3 rad/s at 5 m/s (Turf): error", "%", -5.0, 5.0,
-     "yaw rate mapped kinematically with the measured speed (seed DbwSteerYawRate)", yaw_rate_turn),
+     "yaw rate mapped kinematically with the measured speed (seed DbwSteerYawRate)", yaw_rate_turn,
+     "independent"),
     ("DBW brake 0->40 bar: peak build-up rate / slew", "1", 0.9, 1.0 + 1e-9,
      "rate-limited build-up (seed BrakeSlewBarS)",
-     lambda: (lambda r: r["max_rise_bar_s"] / r["slew_bar_s"])(brake_step())),
+     lambda: (lambda r: r["max_rise_bar_s"] / r["slew_bar_s"])(brake_step()), "consistency"),
     ("DBW ULC 0->5 m/s at 1 m/s2: overshoot", "m/s", -0.2, 0.3, "ULC speed step (project acceptance band)",
-     lambda: ulc_step()["overshoot_mps"]),
+     lambda: ulc_step()["overshoot_mps"], "consistency"),
     ("DBW ULC 0->5 m/s: error after 8 s", "m/s", 0.0, 0.2, "ULC speed step (project acceptance band)",
-     lambda: ulc_step()["late_error_mps"]),
+     lambda: ulc_step()["late_error_mps"], "consistency"),
     ("DBW ULC stop hold on 10 % grade: motion in 10 s", "m", 0.0, 0.03, "ULC stop hold (seed StepDbw)",
-     ulc_stop_hold),
+     ulc_stop_hold, "consistency"),
 ]

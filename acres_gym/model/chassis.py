@@ -12,12 +12,20 @@ import math
 
 from numba import njit
 
-from acres_gym.constants import STANDARD_GRAVITY_MPS2
+from acres_gym.constants import DIVERGED_SPEED, STANDARD_GRAVITY_MPS2
 from acres_gym.model.vec import cross, integrate_orientation, rotate, rotate_inverse
 
 ROLLOVER_TILT_DEG = 70.0
 ROLLOVER_UP_Z = math.cos(ROLLOVER_TILT_DEG * math.pi / 180.0)
 DIVERGED_SPEED_MPS = 200.0
+
+
+@njit(cache=True)
+def flag_diverged(s, reason):
+    """Marks the vehicle diverged (it is frozen from the next tick) with the first reason found."""
+    if not s.diverged:
+        s.diverged_reason = reason
+    s.diverged = True
 
 
 @njit(cache=True)
@@ -124,4 +132,4 @@ def step_chassis(dt, p, s, wheel_contact_power_w, elastic_before_j):
     speed1 = v1x * v1x + v1y * v1y + v1z * v1z
     w2 = w1x * w1x + w1y * w1y + w1z * w1z
     if not (speed1 < DIVERGED_SPEED_MPS * DIVERGED_SPEED_MPS and w2 < 1e4):
-        s.diverged = True
+        flag_diverged(s, DIVERGED_SPEED)

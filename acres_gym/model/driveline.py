@@ -173,8 +173,19 @@ def _held_lambda(s, include_front, ring, target_nm):
 
 @njit(cache=True)
 def _free_front(s, j):
+    """Front wheel j not caught by the ring: it ends at its free spin with no shaft torque."""
     s.wheel_end_omega_rad_s[j] = s.wheel_free_omega_rad_s[j]
     s.wheel_end_shaft_nm[j] = 0.0
+    s.front_engaged[j] = False
+
+
+@njit(cache=True)
+def _engage_front(s, j, omega, torque_nm):
+    """Front wheel j driven by the ring: it ends at ``omega`` with ``torque_nm``; returns the torque."""
+    s.wheel_end_omega_rad_s[j] = omega
+    s.wheel_end_shaft_nm[j] = torque_nm
+    s.front_engaged[j] = True
+    return torque_nm
 
 
 @njit(cache=True)
@@ -197,19 +208,21 @@ def _place_wheels_moving(s, c, open_diff, awd, adc):
         if awd and front_engaged(s, j, c, side, adc):
             w = s.front_ring_ratio * c
             t = shaft_torque(s.wheel_lin_a_nm[j], s.wheel_lin_b_nm_s[j], s.resist_torque_nm[j], w, side)
-            s.wheel_end_omega_rad_s[j] = w
-            s.wheel_end_shaft_nm[j] = t
-            s.front_engaged[j] = True
-            ring_torque += t
+            ring_torque += _engage_front(s, j, w, t)
         else:
             _free_front(s, j)
-            s.front_engaged[j] = False
     return ring_torque
 
 
 @njit(cache=True)
-def _place_wheels_held(s, carrier_nm, open_diff, awd, adc):
-    """End speeds and shaft torques with the carrier held at zero carrying ``carrier_nm``."""
+def _place_wheels_held(s, carrier_nm, open_diff, awd, adc, rear_low, rear_high):
+    """End speeds and shaft torques with the carrier held at zero carrying ``carrier_nm``.
+
+    With ADC the locked fronts share the load with the rears at a common friction use. Without it the
+    demand drive's overrunning clutch takes load only when the rears alone cannot hold the carrier
+    (``carrier_nm`` outside their band [rear_low, rear_high]): the fronts the ring catches on that side
+    (``front_engaged``, as in the hold test of ``solve_carrier_speed``) carry the excess, the rears the
+    rest; otherwise the fronts are free."""
     ring = s.front_ring_ratio
     lock_front = awd and adc
     ring_torque = 0.0
@@ -219,22 +232,50 @@ def _place_wheels_held(s, carrier_nm, open_diff, awd, adc):
             s.wheel_end_omega_rad_s[i] = spin_for_torque(s.wheel_lin_a_nm[i], s.wheel_lin_b_nm_s[i],
                                                          s.resist_torque_nm[i], t)
             s.wheel_end_shaft_nm[i] = t
-    else:
-        lam = _held_lambda(s, lock_front, ring, carrier_nm)
+    elif lock_front:
+        lam = _held_lambda(s, True, ring, carrier_nm)
         for i in range(2, 4):
             s.wheel_end_omega_rad_s[i] = 0.0
             s.wheel_end_shaft_nm[i] = s.wheel_lin_a_nm[i] + lam * s.resist_torque_nm[i]
-        if lock_front:
-            for j in range(2):
-                t = s.wheel_lin_a_nm[j] + lam * s.resist_torque_nm[j]
-                s.wheel_end_omega_rad_s[j] = 0.0
-                s.wheel_end_shaft_nm[j] = t
-                s.front_engaged[j] = True
-                ring_torque += t
-    if not lock_front:
         for j in range(2):
-            _free_front(s, j)
-            s.front_engaged[j] = False
+            ring_torque += _engage_front(s, j, 0.0, s.wheel_lin_a_nm[j] + lam * s.resist_torque_nm[j])
+        return ring_torque
+    else:
+        rear_nm = carrier_nm
+        if awd and (carrier_nm > rear_high or carrier_nm < rear_low):
+            side = 1.0 if carrier_nm > rear_high else -1.0
+            edge = rear_high if side > 0.0 else rear_low
+            engaged0 = front_engaged(s, 0, 0.0, side, False)
+            engaged1 = front_engaged(s, 1, 0.0, side, False)
+            sum_a = 0.0
+            sum_f = 0.0
+            if engaged0:
+                sum_a += s.wheel_lin_a_nm[0]
+                sum_f += s.resist_torque_nm[0]
+            if engaged1:
+                sum_a += s.wheel_lin_a_nm[1]
+                sum_f += s.resist_torque_nm[1]
+            # the fronts' share at the carrier, within what they can carry held at zero
+            front_nm = min(max(carrier_nm - edge, ring * (sum_a - sum_f)), ring * (sum_a + sum_f))
+            rear_nm = carrier_nm - front_nm
+            mu = 0.0
+            if sum_f > 0.0:
+                mu = min(1.0, max(-1.0, (front_nm / ring - sum_a) / sum_f))
+            for j in range(2):
+                if (engaged0 if j == 0 else engaged1):
+                    ring_torque += _engage_front(s, j, 0.0, s.wheel_lin_a_nm[j] + mu * s.resist_torque_nm[j])
+                else:
+                    _free_front(s, j)
+        else:
+            for j in range(2):
+                _free_front(s, j)
+        lam = _held_lambda(s, False, ring, rear_nm)
+        for i in range(2, 4):
+            s.wheel_end_omega_rad_s[i] = 0.0
+            s.wheel_end_shaft_nm[i] = s.wheel_lin_a_nm[i] + lam * s.resist_torque_nm[i]
+        return ring_torque
+    for j in range(2):
+        _free_front(s, j)
     return ring_torque
 
 
@@ -255,11 +296,14 @@ def solve_driveline(dt, p, s, external_nm):
 
     transmission = transmission_torque(p, s, c, in_gear, reduction, inv_dt, external_nm)
     if c == 0.0:
-        low = rear_torque(s, 0.0, -1.0, open_diff) + front_torque(s, 0.0, -1.0, awd and adc, adc)
-        high = rear_torque(s, 0.0, 1.0, open_diff) + front_torque(s, 0.0, 1.0, awd and adc, adc)
+        # the hold band of solve_carrier_speed: the rears plus, in AWD, the fronts the ring catches
+        rear_low = rear_torque(s, 0.0, -1.0, open_diff)
+        rear_high = rear_torque(s, 0.0, 1.0, open_diff)
+        low = rear_low + front_torque(s, 0.0, -1.0, awd, adc)
+        high = rear_high + front_torque(s, 0.0, 1.0, awd, adc)
         carrier_nm = min(max(transmission, low), high)
         s.park_torque_nm = carrier_nm - transmission
-        ring_torque = _place_wheels_held(s, carrier_nm, open_diff, awd, adc)
+        ring_torque = _place_wheels_held(s, carrier_nm, open_diff, awd, adc, rear_low, rear_high)
     else:
         s.park_torque_nm = -park_nm if c > 0.0 else park_nm
         ring_torque = _place_wheels_moving(s, c, open_diff, awd, adc)

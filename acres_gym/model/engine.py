@@ -4,11 +4,16 @@ Curves at a speed: full-load (WOT) torque from the torque curve through ``Torque
 max_rpm: the rev limiter), friction torque from the FMEP correlation FMEP V_d / (4 pi) with
 FMEP = a + b krpm + c krpm^2, and the closed-throttle pumping torque PumpingBar V_d / (4 pi).
 
-Request: u = max(pedal^exponent x top-speed governor, idle governor), lagged by ``engine_tau_s``.
+Request: u = max(pedal^exponent x top-speed governor, idle governor), lagged by ``engine_tau_s``. The
+top-speed governor passes the whole pedal request up to ``top_speed_mps`` and fades it to 0 over
+``TOP_SPEED_GOVERNOR_BAND_MPS`` above, so ``top_speed_mps`` is the top speed the vehicle reaches (27.57 m/s
+for 27.7 at full throttle in H on level dry asphalt).
 Fuelled while u > 0, below the rev limiter and with fuel in the tank. Indicated torque u (WOT + friction)
-while fuelled (times the share of fuel the rev limiter passes, ``rev_limiter_share``); brake torque =
-indicated - friction - (1 - u) pumping, so u = 1 gives the full-load curve and u = 0 the motoring curve
-with the fuel cut.
+while fuelled (times the share of fuel the rev limiter passes, ``rev_limiter_share``), 0 otherwise; brake
+torque = indicated - friction - (1 - u) pumping, so u = 1 gives the full-load curve and u = 0 the motoring
+curve with the fuel cut. The pumping loss follows the request u even while the fuel is cut (rev limiter,
+empty tank): the cut stops combustion, not the throttle, which stays open. A request below 1e-6 (the
+fuel decision's threshold) counts as a closed throttle.
 """
 
 import math
@@ -19,7 +24,7 @@ from acres_gym.constants import RAD_S_TO_RPM
 from acres_gym.model.curves import torque_from_points
 
 BAR_TO_PA = 1e5
-TOP_SPEED_GOVERNOR_BAND_MPS = 1.0  # governor fades the request over this band below the top speed
+TOP_SPEED_GOVERNOR_BAND_MPS = 1.0  # governor fades the request over this band above the top speed
 # The rev limiter cuts whole combustion events; at the limit a twin fires about once per 1/120 s tick, so
 # the cut is modelled as the share of a tick's fuel that is cut, rising over this band below max_rpm
 # (an on/off cut evaluated once per tick would bounce the engine at the tick rate).
@@ -46,10 +51,15 @@ def rev_limiter_share(p, rpm):
 
 @njit(cache=True)
 def top_speed_governor(p, speed_mps):
-    """Multiplier on the pedal request, 1 below the top speed, fading to 0 over the governor band."""
+    """Multiplier on the pedal request: 1 up to ``top_speed_mps``, fading to 0 over the governor band
+    above it, so ``top_speed_mps`` is the top speed reached (on level ground at full throttle the request
+    the drag needs is most of the full one: the vehicle settles a small part of the band above it in
+    wheel speed, within about 1 % of it in ground speed). ``speed_mps`` is the rear wheels' spin x
+    rolling radius; 0 = no governor."""
     if p.top_speed_mps <= 0.0:
         return 1.0
-    return min(1.0, max(0.0, (p.top_speed_mps - abs(speed_mps)) / TOP_SPEED_GOVERNOR_BAND_MPS))
+    return min(1.0, max(0.0, (p.top_speed_mps + TOP_SPEED_GOVERNOR_BAND_MPS - abs(speed_mps))
+                        / TOP_SPEED_GOVERNOR_BAND_MPS))
 
 
 @njit(cache=True)
@@ -75,10 +85,13 @@ def step_engine(dt, p, s, speed_mps):
     fuelled = u > 1e-6 and rpm < p.max_rpm and has_fuel
     s.fuelled = fuelled
     u_eff = u if fuelled else 0.0
+    # the throttle stays where the request put it when the fuel is cut (rev limiter, empty tank): the
+    # pumping loss follows u (seed), with a request below the fuel decision's 1e-6 taken as closed
+    u_throttle = u if u > 1e-6 else 0.0
     wot, friction, pumping = engine_curves(p, rpm)
     limiter = rev_limiter_share(p, rpm)
     indicated = u_eff * limiter * (wot + friction)
-    pumping_loss = (1.0 - u_eff) * pumping
+    pumping_loss = (1.0 - u_throttle) * pumping
     brake = indicated - friction - pumping_loss
     s.indicated_torque_nm = indicated
     s.friction_torque_nm = friction

@@ -14,21 +14,24 @@ import math
 
 from numba import njit, prange
 
-from acres_gym.constants import DT_S
+from acres_gym.constants import DIVERGED_BELOW_GROUND, DIVERGED_NON_FINITE, DT_S
 from acres_gym.model import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
 from acres_gym.dbw.step import step_dbw
-from acres_gym.model.chassis import step_chassis
+from acres_gym.model.chassis import flag_diverged, step_chassis
 from acres_gym.model.cvt import step_cvt
 from acres_gym.model.driveline import solve_driveline
 from acres_gym.model.engine import step_engine
 from acres_gym.model.ledger import account_wheel
 from acres_gym.model.steering import step_steering
 from acres_gym.model.wheel import prepare_wheel, settle_wheel
+from acres_gym.terrain.sampling import sample_height
 
 
 @njit(cache=True)
 def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
-    """Advances one vehicle by one tick. A diverged vehicle stays frozen."""
+    """Advances one vehicle by one tick. A diverged vehicle stays frozen (``diverged_reason``: a
+    non-finite speed, a body speed or rotation beyond the bounds, a tyre bottomed out, or the centre of
+    mass below the ground)."""
     if s.diverged:
         return
     step_dbw(dt, p, cmd, s, message_tick)
@@ -52,7 +55,11 @@ def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, ori
     s.tick += 1
     if not (math.isfinite(s.engine_rpm) and math.isfinite(s.wheel_omega_rad_s[0] + s.wheel_omega_rad_s[1]
                                                          + s.wheel_omega_rad_s[2] + s.wheel_omega_rad_s[3])):
-        s.diverged = True
+        flag_diverged(s, DIVERGED_NON_FINITE)
+    ground, _gx, _gy = sample_height(height_m[k], origin_xy_m[k, 0], origin_xy_m[k, 1], cell_m[k], s.position_m[0],
+                                     s.position_m[1])
+    if not s.position_m[2] > ground:  # the body has no contact of its own: sunk through (after a rollover)
+        flag_diverged(s, DIVERGED_BELOW_GROUND)
 
 
 @njit(cache=True)

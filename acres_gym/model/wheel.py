@@ -1,9 +1,11 @@
 """Contact phase and settle phase of one corner (seed 002 ``PrepareUtvWheel``; the seed's shared
 ``PrepareWheel`` / ``SettleWheels`` are this project's design).
 
-``prepare_wheel``: ground probe, suspension and tyre load, the surface under the wheel, friction and
-tyre coefficients, brake and rolling-resistance torques, and the wheel's linearised spin model
-T_shaft(omega) = a + b omega + f sgn(omega) that the driveline solve needs (``acres_gym.model.driveline``).
+``prepare_wheel``: ground probe, suspension and tyre load (a tyre deflected beyond its section height has
+bottomed out: the vehicle is flagged ``diverged``, and the rolling radius never falls below the rim's),
+the surface under the wheel, friction and tyre coefficients, brake and rolling-resistance torques, and the
+wheel's linearised spin model T_shaft(omega) = a + b omega + f sgn(omega) that the driveline solve needs
+(``acres_gym.model.driveline``).
 
 ``settle_wheel``: with the end-of-tick spin known, the tyre deflections and forces of the tick.
 """
@@ -12,7 +14,9 @@ import math
 
 from numba import njit
 
+from acres_gym.constants import DIVERGED_TYRE_BOTTOMED
 from acres_gym.model.brakes import brake_torque_nm
+from acres_gym.model.chassis import flag_diverged
 from acres_gym.model.curves import slip
 from acres_gym.model.soil import effective_shear_modulus, max_shear_force, tyre_on_soil
 from acres_gym.model.suspension import MIN_AXIS_COS, elastic_energy, probe_ground, spring_equilibrium
@@ -166,6 +170,8 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
         compression, share, _clamped = spring_equilibrium(p, i, t, cos_theta)
         deflection = p.tyre_radius_m - (t - p.travel_m + compression) * cos_theta
         contact = deflection > 0.0
+        if deflection > p.tyre_section_m:  # the rim reached the ground: outside the tyre model
+            flag_diverged(s, DIVERGED_TYRE_BOTTOMED)
     if not contact:
         _no_contact(i, p, s, dt)
         s.elastic_energy_j[i] = elastic_energy(p, i, 0.0, 0.0)
@@ -225,7 +231,7 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
     v_lat = dot(vcx, vcy, vcz, lx, ly, lz)
     s.wheel_long_speed_mps[i] = v_long
     s.wheel_lat_speed_mps[i] = v_lat
-    radius = p.tyre_radius_m - deflection
+    radius = max(p.tyre_radius_m - deflection, p.tyre_radius_m - p.tyre_section_m)  # never inside the rim
     s.rolling_radius_m[i] = radius
 
     # surface and friction
