@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import gymnasium
 import numpy as np
 
+from acres_gym.constants import DRIVE_MODE_NAMES
 from acres_gym.envs.config import load_config, merge_configs
 from acres_gym.envs.core import RangerBatch
 
@@ -58,6 +59,15 @@ def build_config(default: str | None, config: Any, overrides: dict, render_mode:
 class RenderHelper:
     """Draws vehicle ``i`` of a ``RangerBatch`` with ``acres_gym.render`` (imported lazily)."""
 
+    @staticmethod
+    def check(mode: str | None) -> None:
+        """At construction: ``render_mode="human"`` without a display raises ``RuntimeError`` naming the
+        remedies (``rgb_array``, a virtual display, ``SDL_VIDEODRIVER=dummy``)."""
+        if mode == "human":
+            from acres_gym.render import check_display
+
+            check_display(mode)
+
     def __init__(self, batch: RangerBatch, mode: str, options: dict) -> None:
         from acres_gym.render import TopDownRenderer
 
@@ -69,7 +79,10 @@ class RenderHelper:
         b = self.batch
         key = (i, int(b.episode_seed[i]))
         if key != self._terrain_key:
-            self.renderer.set_terrain(b.sim.terrain.terrain(i))
+            names = b.sim.terrain.surfaces.names
+            soil = b.summaries[i].get("soil")
+            labels = {n: soil for n in names if soil and n.startswith("episode_soil_")}
+            self.renderer.set_terrain(b.sim.terrain.terrain(i), labels=labels)
             self._terrain_key = key
         s = b.sim.state[i]
         p = b.sim.params[i]
@@ -80,7 +93,8 @@ class RenderHelper:
             f"t {b.steps[i] * b.dt_s:5.1f} s",
             f"speed  {f.speed_mps[i]:5.2f} m/s",
             f"target {t.target_speed[i, 0]:5.2f} m/s",
-            f"rpm {float(s.engine_rpm):5.0f}  gear {gear_names.get(int(s.gear), '?')}",
+            f"rpm {float(s.engine_rpm):5.0f}  range {gear_names.get(int(s.gear), '?')}  "
+            f"{DRIVE_MODE_NAMES.get(int(s.drive_mode), '?').upper()}",
             f"wheel {float(s.steering_wheel_deg):6.1f} deg",
             f"lat {t.lateral_error_m[i]:+5.2f} m",
             self._ground_line(i, s),
@@ -92,7 +106,10 @@ class RenderHelper:
             wheelbase_m=float(p.wheelbase_m), track_front_m=float(p.track_front_m),
             track_rear_m=float(p.track_rear_m), road_wheel_rad=np.asarray(s.road_wheel_angle_rad, dtype=float),
             path_xy=b.task.path_world(i), target_xy=(b.task.path_x[i, ahead], b.task.path_y[i, ahead]),
-            hud=hud,
+            hud=hud, time_s=float(s.time_s), wheel_slip=np.asarray(s.slip_ratio, dtype=float),
+            wheel_sinkage_m=np.asarray(s.sinkage_m, dtype=float), wheel_in_contact=np.asarray(s.in_contact, bool),
+            throttle_pct=float(s.throttle_pedal_pct), brake_frac=float(s.brake_output_bar) / float(p.brake_max_bar),
+            steer_frac=float(s.steering_wheel_deg) / float(p.steer_lock_deg),
         )
 
     def _ground_line(self, i: int, s) -> str:
@@ -153,6 +170,7 @@ class RangerEnv(BatchViews, gymnasium.Env):
 
     def __init__(self, config: Any = None, render_mode: str | None = None, **overrides: Any) -> None:
         cfg = build_config(self.default_config, config, overrides, render_mode)
+        RenderHelper.check(cfg.get("render_mode"))
         self._batch = RangerBatch(cfg, 1)
         self.config = self._batch.resolved_config()
         self.render_mode = self.config["render_mode"]
