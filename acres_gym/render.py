@@ -16,7 +16,8 @@ surfaces present in the terrain and the contour interval. A frame blits the visi
 and draws the dynamic layer on it.
 
 Dynamic layer (``draw``): the reference path and its target point; the trail of the last ``trail_s``
-seconds (from ``time_s``; it restarts when time goes backwards or the terrain changes); the body and
+seconds of the frames drawn (their ``time_s``; it restarts when time goes backwards or the terrain
+changes); the body and
 the four wheels, each wheel filled by its slip (green 0, yellow 15 %, red from 30 %, grey in the air);
 a scale bar; a wheel panel (bottom right) with each wheel's slip ratio as a coloured block and its
 soil sinkage as a bar (full at ``SINKAGE_FULL_M``); throttle and brake bars (0-100 %, brake as a share
@@ -315,12 +316,14 @@ class TopDownRenderer:
             implicit = not os.environ.get("SDL_VIDEODRIVER")
             try:
                 pygame.display.init()
+                if not pygame.display.get_init():
+                    raise pygame.error(pygame.get_error() or "display init failed")
+                if implicit and pygame.display.get_driver() in HEADLESS_DRIVERS:
+                    pygame.display.quit()
+                    raise headless_error(f"pygame found only the {pygame.display.get_driver()!r} video driver")
+                self.window = pygame.display.set_mode((self.width, self.height))
             except pygame.error as exc:
-                raise headless_error(f"pygame cannot open a display ({exc})") from None
-            if implicit and pygame.display.get_driver() in HEADLESS_DRIVERS:
-                pygame.display.quit()
-                raise headless_error(f"pygame found only the {pygame.display.get_driver()!r} video driver")
-            self.window = pygame.display.set_mode((self.width, self.height))
+                raise headless_error(f"pygame cannot open a window ({exc})") from None
             pygame.display.set_caption(title)
             self.clock = pygame.time.Clock()
         self.canvas = pygame.Surface((self.width, self.height))
@@ -594,7 +597,7 @@ class TopDownRenderer:
                 if slip is not None:
                     value = float(slip[i])
                     pg.draw.rect(self.canvas, slip_colour(value, contact[i]), (bx, by, block_w, block_h))
-                    text = self.small_font.render(f"{100 * value:+.0f}%" if math.isfinite(value) else "nan",
+                    text = self.small_font.render(f"{round(100 * value):+d}%" if math.isfinite(value) else "nan",
                                                   True, HUD_TEXT)
                     self.canvas.blit(text, (bx + (block_w - text.get_width()) // 2, by + block_h + bar_h + 3))
                 if sinkage is not None:

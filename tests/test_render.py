@@ -242,3 +242,15 @@ def test_record_video_writes_one_frame_per_step(tmp_path):
     frames = np.stack(list(iio.imiter(videos[0])))
     assert frames.shape == (steps + 1, 128, 160, 3)  # the reset frame and one per step
     assert np.mean(np.abs(frames[0].astype(int) - first.astype(int))) < 10  # lossy, but the same picture
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 display names are a Linux matter")
+def test_human_mode_with_an_unreachable_display_says_what_to_do():
+    code = ("import gymnasium, acres_gym\n"
+            "env = gymnasium.make('acres_gym/RangerSpeedTracking-v1', render_mode='human')\n"
+            "try:\n    env.reset(seed=0)\nexcept RuntimeError as e:\n    print('ERROR', e)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("SDL_VIDEODRIVER", "WAYLAND_DISPLAY")}
+    env["DISPLAY"] = ":98765"  # no such X server
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert "ERROR render_mode='human' needs a window, but pygame cannot open a window" in out
+    assert "rgb_array" in out and "xvfb-run" in out
