@@ -27,7 +27,8 @@ of the maximum pressure) and a steering bar (left / right of centre as a share o
 ``mode="rgb_array"`` draws off screen and ``draw`` returns a read-only (height, width, 3) uint8 array; it works
 without a display (``SDL_VIDEODRIVER=dummy``). ``mode="human"`` opens a window, shows the frame, keeps to
 ``fps`` and returns None; closing the window sets ``closed`` (the environments' ``window_closed``), so a
-viewing loop can stop. Without a display ``mode="human"`` raises ``RuntimeError`` (``display_problem``)
+viewing loop can stop. Without a display ``mode="human"`` raises ``NoDisplayError``, a ``RuntimeError``
+(``display_problem``)
 naming the remedies: ``rgb_array``, a virtual display (``xvfb-run``), or ``SDL_VIDEODRIVER=dummy`` to
 draw off screen on purpose.
 
@@ -125,9 +126,13 @@ def display_problem(environ: Mapping[str, str] | None = None, platform: str | No
     return "no display: DISPLAY and WAYLAND_DISPLAY are unset"
 
 
-def headless_error(reason: str) -> RuntimeError:
+class NoDisplayError(RuntimeError):
+    """``render_mode="human"`` without a display; the message names the remedies."""
+
+
+def headless_error(reason: str) -> NoDisplayError:
     """The error of ``render_mode="human"`` without a display, naming the remedies."""
-    return RuntimeError(
+    return NoDisplayError(
         f"render_mode='human' needs a window, but {reason}; use render_mode='rgb_array' (frames as arrays, "
         "e.g. for gymnasium.wrappers.RecordVideo), run under a virtual display (xvfb-run -a python ...), or "
         "set SDL_VIDEODRIVER=dummy to draw off screen on purpose")

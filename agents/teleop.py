@@ -460,16 +460,9 @@ def replay_positions(path: str | Path) -> np.ndarray:
     return np.array([row[i:i + 3] for row in replay_log(path)], dtype=float)
 
 
-def _cell(value) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return "1" if value else "0"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    return format(float(value), ".9g")
-
-
 def main(argv: list[str] | None = None) -> None:
     from acres_gym.agents.evaluate import add_config_arguments, config_from_arguments
+    from acres_gym.render import NoDisplayError
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default=DEFAULT_ENV, help=f"a registered id (default {DEFAULT_ENV})")
@@ -487,19 +480,20 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.replay is not None:
             from acres_gym.replay import OUTPUT_COLUMNS
+            from acres_gym.replay import _format as cell  # the acres-replay output formatting
 
             out = sys.stdout if args.out == "-" else open(args.out, "w", newline="", encoding="utf-8")
             try:
                 writer = csv.writer(out, lineterminator="\n")
                 writer.writerow(OUTPUT_COLUMNS)
-                replay_log(args.replay, write=lambda row: writer.writerow([_cell(v) for v in row]))
+                replay_log(args.replay, write=lambda row: writer.writerow([cell(v) for v in row]))
             finally:
                 if out is not sys.stdout:
                     out.close()
             return
         config = config_from_arguments(None, args)
         result = drive(args.env, config, args.seed, max_steps=args.max_steps, log=args.log, demo=args.demo)
-    except (ValueError, FileNotFoundError, RuntimeError, OSError) as exc:
+    except (ValueError, OSError, NoDisplayError) as exc:
         parser.error(str(exc))
     print(f"{result['steps']} steps, return {sum(result['rewards']):.1f}, ended: {result['end']}; "
           f"log {args.log}" + (f", demonstration {args.demo}" if args.demo else ""))
