@@ -22,8 +22,10 @@ escape / q             stop (the window's close button too)
 =====================  =========================================================================
 
 A gamepad (the first joystick pygame sees) drives as well: left stick x steers (the stick's position is
-the wheel's share of the lock), the right / left triggers are throttle / brake (0-100 %), buttons A, X,
-B, Y, back give H, L, R, N, P and the shoulder buttons step the AWD switch down / up. The keyboard's
+the wheel's share of the lock), the right / left triggers are throttle / brake (0-100 %, from their rest
+position read at start), buttons A, X, B, Y, back give H, L, R, N, P and the shoulder buttons step the
+AWD switch down / up. Axis and button numbers are those of SDL's game-controller layout (``PAD_*``); other
+pads may number them differently. The keyboard's
 pedal and wheel positions and the pad's are combined by taking the larger deflection.
 
 The first step sends range H unless a gear key was pressed (as the environments do for agents). The
@@ -114,6 +116,7 @@ EVENT_KEYS = {"h": ("gear", GEAR_HIGH), "l": ("gear", GEAR_LOW), "r": ("gear", G
 PAD_BUTTONS = {0: ("gear", GEAR_HIGH), 2: ("gear", GEAR_LOW), 1: ("gear", GEAR_REVERSE), 3: ("gear", GEAR_NEUTRAL),
                6: ("gear", GEAR_PARK), 4: ("drive_step", -1), 5: ("drive_step", 1)}
 PAD_STEER_AXIS, PAD_BRAKE_AXIS, PAD_THROTTLE_AXIS = 0, 4, 5
+PAD_DEADZONE = 0.08  # of the stick's travel
 
 # DbwCommandMode field -> acres-replay column
 FIELD_COLUMNS = {column.field: name for name, column in INPUT_COLUMNS.items()}
@@ -234,7 +237,15 @@ class PygameInput:
         self.pygame = pygame
         pygame.joystick.init()
         self.pad = pygame.joystick.Joystick(0) if pygame.joystick.get_count() > 0 else None
+        if self.pad is not None and self.pad.get_numaxes() <= PAD_THROTTLE_AXIS:
+            self.pad = None  # no triggers where the game-controller layout puts them
+        # the triggers' rest positions (-1 in SDL's layout, 0 on some drivers), read at start
+        self.rest = {a: self.pad.get_axis(a) for a in (PAD_BRAKE_AXIS, PAD_THROTTLE_AXIS)} if self.pad else {}
         self.held_keys: set[str] = set()
+
+    def _trigger(self, axis: int) -> float:
+        rest = min(self.rest[axis], 0.9)
+        return max(0.0, (self.pad.get_axis(axis) - rest) / (1.0 - rest))
 
     def poll(self) -> Controls:
         pg = self.pygame
@@ -252,10 +263,11 @@ class PygameInput:
             elif ev.type == pg.JOYBUTTONDOWN and ev.button in PAD_BUTTONS:
                 controls.events.append(PAD_BUTTONS[ev.button])
         controls.held = {HELD_KEYS[k] for k in self.held_keys if k in HELD_KEYS}
-        if self.pad is not None and self.pad.get_numaxes() > PAD_THROTTLE_AXIS:
-            controls.pad_steer = -self.pad.get_axis(PAD_STEER_AXIS)  # stick right = steer right
-            controls.pad_throttle = 0.5 * (self.pad.get_axis(PAD_THROTTLE_AXIS) + 1.0)  # triggers rest at -1
-            controls.pad_brake = 0.5 * (self.pad.get_axis(PAD_BRAKE_AXIS) + 1.0)
+        if self.pad is not None:
+            stick = -self.pad.get_axis(PAD_STEER_AXIS)  # stick right = steer right
+            controls.pad_steer = stick if abs(stick) > PAD_DEADZONE else 0.0
+            controls.pad_throttle = self._trigger(PAD_THROTTLE_AXIS)
+            controls.pad_brake = self._trigger(PAD_BRAKE_AXIS)
         return controls
 
 

@@ -119,3 +119,29 @@ def test_a_drive_saves_and_loads_as_a_demonstration(tmp_path):
     np.savez(tmp_path / "other.npz", a=np.zeros(1))
     with pytest.raises(ValueError, match="format"):
         teleop.load_demo(tmp_path / "other.npz")
+
+
+def test_gamepad_triggers_count_from_their_rest_position():
+    import pygame
+
+    class Pad:  # a stand-in for pygame.joystick.Joystick
+        def __init__(self, axes):
+            self.axes = axes
+
+        def get_axis(self, i):
+            return self.axes[i]
+
+    pygame.display.init()
+    pygame.display.set_mode((32, 32))
+    source = teleop.PygameInput()
+    for rest in (-1.0, 0.0):  # SDL's layout, and drivers whose triggers rest at 0
+        source.pad = Pad([0.5, 0, 0, 0, rest, rest])
+        source.rest = {teleop.PAD_BRAKE_AXIS: rest, teleop.PAD_THROTTLE_AXIS: rest}
+        c = source.poll()
+        assert (c.pad_throttle, c.pad_brake, c.pad_steer) == (0.0, 0.0, -0.5)
+        source.pad.axes[teleop.PAD_THROTTLE_AXIS] = 1.0
+        source.pad.axes[teleop.PAD_BRAKE_AXIS] = rest + 0.5 * (1.0 - rest)
+        source.pad.axes[teleop.PAD_STEER_AXIS] = 0.05  # inside the dead zone
+        c = source.poll()
+        assert (c.pad_throttle, c.pad_brake, c.pad_steer) == (1.0, 0.5, 0.0)
+    pygame.display.quit()
