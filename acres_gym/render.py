@@ -99,7 +99,7 @@ TYRE_WIDTH_M = 0.25
 RENDER_MODES = ("human", "rgb_array")
 TRAIL_S = 10.0  # seconds of trail
 SLIP_FULL = 0.3  # slip ratio drawn fully red
-SINKAGE_FULL_M = 0.15  # sinkage drawn as a full bar
+SINKAGE_FULL_M = 0.10  # sinkage drawn as a full bar
 MAX_BACKGROUND_PIXELS = 8_000_000  # a larger terrain is drawn coarser and scaled per frame
 CONTOUR_STEPS_M = (0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0, 20.0, 25.0, 50.0)
 HEADLESS_DRIVERS = ("dummy", "offscreen")
@@ -586,7 +586,7 @@ class TopDownRenderer:
             pg.draw.line(self.canvas, HUD_TEXT, (sx + sw / 2, sy - 2), (sx + sw / 2, sy + unit + 1), 1)
 
         if slip is not None or sinkage is not None:
-            block_w, block_h, bar_h = 2 * unit, 3 * unit, max(3, unit // 2)
+            block_w, block_h, bar_h = 2 * unit, 3 * unit, max(4, (3 * unit) // 4)
             text_h = self.small_font.get_height()
             row_h = block_h + 2 + bar_h + 1 + text_h
             pw, ph = 9 * unit, 2 * row_h + text_h + 14
