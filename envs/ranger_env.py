@@ -29,7 +29,8 @@ biases, mass, the path's largest curvature).
 
 NaN or inf in an action raises ``ValueError`` naming the component; values outside [-1, 1] are clipped.
 ``render_mode`` ``"human"`` opens a pygame window, ``"rgb_array"`` returns frames (``acres_gym.render``,
-imported on first use).
+imported on first use); ``"human"`` without a display raises ``acres_gym.render.NoDisplayError`` (a
+``RuntimeError``) at construction, naming ``"rgb_array"``, a virtual display and ``SDL_VIDEODRIVER=dummy``.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class RenderHelper:
 
     @staticmethod
     def check(mode: str | None) -> None:
-        """At construction: ``render_mode="human"`` without a display raises ``RuntimeError`` naming the
+        """At construction: ``render_mode="human"`` without a display raises ``NoDisplayError`` naming the
         remedies (``rgb_array``, a virtual display, ``SDL_VIDEODRIVER=dummy``)."""
         if mode == "human":
             from acres_gym.render import check_display
