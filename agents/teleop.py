@@ -105,6 +105,8 @@ BRAKE_RISE_PCT_S = 150.0
 BRAKE_FALL_PCT_S = 300.0
 STEER_RATE_DEG_S = 360.0
 
+KEY_HELP = ("acres-gym teleop: up/down or w/s throttle/brake, left/right or a/d steer, space full brake, "
+            "h/l/r/n/p gear, 1/2/3 turf/2WD/AWD, q quit")
 # key name (pygame.key.name) -> held control or one-shot event
 HELD_KEYS = {"up": "throttle", "w": "throttle", "down": "brake", "s": "brake", "space": "full_brake",
              "left": "left", "a": "left", "right": "right", "d": "right"}
@@ -390,6 +392,7 @@ def drive(env_id: str = DEFAULT_ENV, config: Mapping | None = None, seed: int = 
             if render_mode != "human":
                 raise ValueError("driving from the keyboard needs render_mode='human' (a window for the keys)")
             source = PygameInput()
+            source.pygame.display.set_caption(KEY_HELP)
         dt = 1.0 / base.control_hz
         params = base.sim.params[0]
         driver = Driver(float(params.steer_lock_deg), dt, int(base.sim.commands.drive_mode[0]))
