@@ -295,10 +295,13 @@ class TopDownRenderer:
         pixels_per_m: scale of the view.
         fps: frame rate the ``human`` window keeps to.
         trail_s: seconds of trail drawn behind the vehicle.
+        max_background_pixels: the static layer's size limit; a terrain that would need more at
+            ``pixels_per_m`` is drawn coarser and scaled per frame.
     """
 
     def __init__(self, mode: str = "rgb_array", width: int = 640, height: int = 480, pixels_per_m: float = 8.0,
-                 fps: float = 20.0, title: str = "acres-gym", trail_s: float = TRAIL_S) -> None:
+                 fps: float = 20.0, title: str = "acres-gym", trail_s: float = TRAIL_S,
+                 max_background_pixels: int = MAX_BACKGROUND_PIXELS) -> None:
         if mode not in RENDER_MODES:
             raise ValueError(f"render mode {mode!r}; allowed: {', '.join(RENDER_MODES)}")
         check_display(mode)
@@ -311,6 +314,7 @@ class TopDownRenderer:
         self.ppm = float(pixels_per_m)
         self.fps = float(fps)
         self.trail_s = float(trail_s)
+        self.max_background_pixels = int(max_background_pixels)
         pygame.font.init()
         self.font = pygame.font.Font(None, max(12, self.height // 28))
         self.small_font = pygame.font.Font(None, max(11, self.height // 36))
@@ -351,7 +355,7 @@ class TopDownRenderer:
         ny, nx = terrain.shape
         cell = float(terrain.cell_m)
         area_m2 = nx * ny * cell * cell
-        bg_ppm = min(self.ppm, math.sqrt(MAX_BACKGROUND_PIXELS / area_m2))
+        bg_ppm = min(self.ppm, math.sqrt(self.max_background_pixels / area_m2))
         self.contour_interval_m = contour_interval(terrain.height_m)
         w, h = max(1, round(nx * cell * bg_ppm)), max(1, round(ny * cell * bg_ppm))
         cells = terrain_image(terrain, labels)[::-1]  # one pixel per grid point, north up

@@ -70,21 +70,37 @@ class RenderHelper:
             check_display(mode)
 
     def __init__(self, batch: RangerBatch, mode: str, options: dict) -> None:
-        from acres_gym.render import TopDownRenderer
-
         self.batch = batch
-        self.renderer = TopDownRenderer(mode=mode, fps=batch.control_hz, **options)
-        self._terrain_key: tuple | None = None
+        self.mode = mode
+        self.options = dict(options)
+        self.views: dict[int, Any] = {}  # vehicle -> its TopDownRenderer (own static layer and trail)
+        self._terrain_keys: dict[int, int] = {}
+
+    @property
+    def renderer(self):
+        """The renderer of vehicle 0 (the window in ``human`` mode)."""
+        return self._view(0)
+
+    def _view(self, i: int):
+        view = self.views.get(i)
+        if view is None:
+            from acres_gym.render import MAX_BACKGROUND_PIXELS, TopDownRenderer
+
+            # one window (vehicle 0); the static layers of N vehicles share one pixel budget
+            view = self.views[i] = TopDownRenderer(
+                mode=self.mode if i == 0 else "rgb_array", fps=self.batch.control_hz,
+                max_background_pixels=MAX_BACKGROUND_PIXELS // self.batch.n, **self.options)
+        return view
 
     def frame(self, i: int = 0) -> np.ndarray | None:
         b = self.batch
-        key = (i, int(b.episode_seed[i]))
-        if key != self._terrain_key:
+        view = self._view(i)
+        if self._terrain_keys.get(i) != int(b.episode_seed[i]):
             names = b.sim.terrain.surfaces.names
             soil = b.summaries[i].get("soil")
             labels = {n: soil for n in names if soil and n.startswith("episode_soil_")}
-            self.renderer.set_terrain(b.sim.terrain.terrain(i), labels=labels)
-            self._terrain_key = key
+            view.set_terrain(b.sim.terrain.terrain(i), labels=labels)
+            self._terrain_keys[i] = int(b.episode_seed[i])
         s = b.sim.state[i]
         p = b.sim.params[i]
         f = b.frame
@@ -102,7 +118,7 @@ class RenderHelper:
             f"reward {b.last_reward[i]:+6.3f}  return {b.stats['return'][i]:+8.2f}",
         ]
         ahead = min(int(b.task.index[i]) + 1, b.task.n_path - 1)
-        return self.renderer.draw(
+        return view.draw(
             axle_xy=(float(f.axle_x_m[i]), float(f.axle_y_m[i])), yaw_rad=float(f.yaw_rad[i]),
             wheelbase_m=float(p.wheelbase_m), track_front_m=float(p.track_front_m),
             track_rear_m=float(p.track_rear_m), road_wheel_rad=np.asarray(s.road_wheel_angle_rad, dtype=float),
@@ -125,7 +141,9 @@ class RenderHelper:
         return f"{text}, sinkage {sinkage_cm:.1f} cm" if sinkage_cm >= 0.05 else text
 
     def close(self) -> None:
-        self.renderer.close()
+        for view in self.views.values():
+            view.close()
+        self.views.clear()
 
 
 class BatchViews:

@@ -58,6 +58,18 @@ def test_vector_env_renders_one_frame_per_vehicle():
     frames = venv.render()
     assert len(frames) == 2 and all(f.shape == (48, 64, 3) for f in frames)
     assert not np.array_equal(frames[0], frames[1])  # two episodes, two terrains
+    venv.step(np.full((2, 1), 0.8, dtype=np.float32))
+    venv.render()
+    # each vehicle keeps its own static layer (drawn once) and its own trail
+    views = venv.unwrapped._render.views
+    assert sorted(views) == [0, 1]
+    for i, view in views.items():
+        assert len(view.trail) == 2
+        assert view.trail[-1][1] == pytest.approx(float(venv.unwrapped._batch.frame.axle_x_m[i]))
+    w, h = views[0].background.get_size()
+    from acres_gym.render import MAX_BACKGROUND_PIXELS
+
+    assert w * h <= MAX_BACKGROUND_PIXELS // 2
 
 
 def test_renderer_draws_surfaces_and_shading_directly():
