@@ -25,8 +25,8 @@ A gamepad (the first joystick pygame sees) drives as well: left stick x steers (
 the wheel's share of the lock), the right / left triggers are throttle / brake (0-100 %, from their rest
 position read at start), buttons A, X, B, Y, back give H, L, R, N, P and the shoulder buttons step the
 AWD switch down / up. Axis and button numbers are those of SDL's game-controller layout (``PAD_*``); other
-pads may number them differently. The keyboard's
-pedal and wheel positions and the pad's are combined by taking the larger deflection.
+pads may number them differently. The keyboard's pedal and wheel positions and the pad's are combined by
+taking the larger deflection.
 
 The first step sends range H unless a gear key was pressed (as the environments do for agents). The
 drive ends when the episode does, or on escape / q.
@@ -42,7 +42,7 @@ Outputs:
   ``acres-replay drive.csv`` command line replays it on its own default ground (flat dry asphalt, the
   default vehicle, start at the origin heading +x), which is the same only for an episode on that ground.
 - ``--demo drive.npz``: a demonstration dataset for imitation learning (``save_demo`` / ``load_demo``),
-  NumPy ``.npz`` in the Minari layout, one episode of T steps:
+  NumPy ``.npz`` with Minari-style keys (T+1 observations for T actions), one episode of T steps:
 
   ===========================  ==============  ===============================================================
   key                          shape, dtype    meaning
