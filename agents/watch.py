@@ -131,12 +131,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-steps", dest="max_steps", type=int, default=None, help="cut episodes short")
     add_config_arguments(parser)
     args = parser.parse_args(argv)
+    from acres_gym.render import NoDisplayError
+
     try:
         env_id, factory, mode, config = resolve_policy(args.policy, args.env, args.seed)
         config = config_from_arguments(config, args)
         watch(env_id, factory, mode, config, episodes=args.episodes, seed=args.seed, frames_dir=args.frames,
               max_steps=args.max_steps)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, NoDisplayError) as exc:
         parser.error(str(exc))
 
 

@@ -30,7 +30,8 @@ biases, mass, the path's largest curvature).
 
 NaN or inf in an action raises ``ValueError`` naming the component; values outside [-1, 1] are clipped.
 ``render_mode`` ``"human"`` opens a pygame window, ``"rgb_array"`` returns frames (``acres_gym.render``,
-imported on first use).
+imported on first use); ``"human"`` without a display raises ``acres_gym.render.NoDisplayError`` (a
+``RuntimeError``) at construction, naming ``"rgb_array"``, a virtual display and ``SDL_VIDEODRIVER=dummy``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from typing import Any, ClassVar
 import gymnasium
 import numpy as np
 
+from acres_gym.constants import DRIVE_MODE_NAMES
 from acres_gym.envs.config import load_config, merge_configs
 from acres_gym.envs.core import RangerBatch
 
@@ -60,19 +62,47 @@ def build_config(default: str | None, config: Any, overrides: dict, render_mode:
 class RenderHelper:
     """Draws vehicle ``i`` of a ``RangerBatch`` with ``acres_gym.render`` (imported lazily)."""
 
-    def __init__(self, batch: RangerBatch, mode: str, options: dict) -> None:
-        from acres_gym.render import TopDownRenderer
+    @staticmethod
+    def check(mode: str | None) -> None:
+        """At construction: ``render_mode="human"`` without a display raises ``NoDisplayError`` naming the
+        remedies (``rgb_array``, a virtual display, ``SDL_VIDEODRIVER=dummy``)."""
+        if mode == "human":
+            from acres_gym.render import check_display
 
+            check_display(mode)
+
+    def __init__(self, batch: RangerBatch, mode: str, options: dict) -> None:
         self.batch = batch
-        self.renderer = TopDownRenderer(mode=mode, fps=batch.control_hz, **options)
-        self._terrain_key: tuple | None = None
+        self.mode = mode
+        self.options = dict(options)
+        self.views: dict[int, Any] = {}  # vehicle -> its TopDownRenderer (own static layer and trail)
+        self._terrain_keys: dict[int, int] = {}
+
+    @property
+    def renderer(self):
+        """The renderer of vehicle 0 (the window in ``human`` mode)."""
+        return self._view(0)
+
+    def _view(self, i: int):
+        view = self.views.get(i)
+        if view is None:
+            from acres_gym.render import MAX_BACKGROUND_PIXELS, TopDownRenderer
+
+            # one window (vehicle 0); the static layers of N vehicles share one pixel budget
+            view = self.views[i] = TopDownRenderer(
+                mode=self.mode if i == 0 else "rgb_array", fps=self.batch.control_hz,
+                max_background_pixels=MAX_BACKGROUND_PIXELS // self.batch.n, **self.options)
+        return view
 
     def frame(self, i: int = 0) -> np.ndarray | None:
         b = self.batch
-        key = (i, int(b.episode_seed[i]))
-        if key != self._terrain_key:
-            self.renderer.set_terrain(b.sim.terrain.terrain(i))
-            self._terrain_key = key
+        view = self._view(i)
+        if self._terrain_keys.get(i) != int(b.episode_seed[i]):
+            names = b.sim.terrain.surfaces.names
+            soil = b.summaries[i].get("soil")
+            labels = {n: soil for n in names if soil and n.startswith("episode_soil_")}
+            view.set_terrain(b.sim.terrain.terrain(i), labels=labels)
+            self._terrain_keys[i] = int(b.episode_seed[i])
         s = b.sim.state[i]
         p = b.sim.params[i]
         f = b.frame
@@ -82,19 +112,23 @@ class RenderHelper:
             f"t {b.steps[i] * b.dt_s:5.1f} s",
             f"speed  {f.speed_mps[i]:5.2f} m/s",
             f"target {t.target_speed[i, 0]:5.2f} m/s",
-            f"rpm {float(s.engine_rpm):5.0f}  gear {gear_names.get(int(s.gear), '?')}",
+            f"rpm {float(s.engine_rpm):5.0f}  range {gear_names.get(int(s.gear), '?')}  "
+            f"{DRIVE_MODE_NAMES.get(int(s.drive_mode), '?').upper()}",
             f"wheel {float(s.steering_wheel_deg):6.1f} deg",
             f"lat {t.lateral_error_m[i]:+5.2f} m",
             self._ground_line(i, s),
             f"reward {b.last_reward[i]:+6.3f}  return {b.stats['return'][i]:+8.2f}",
         ]
         ahead = min(int(b.task.index[i]) + 1, b.task.n_path - 1)
-        return self.renderer.draw(
+        return view.draw(
             axle_xy=(float(f.axle_x_m[i]), float(f.axle_y_m[i])), yaw_rad=float(f.yaw_rad[i]),
             wheelbase_m=float(p.wheelbase_m), track_front_m=float(p.track_front_m),
             track_rear_m=float(p.track_rear_m), road_wheel_rad=np.asarray(s.road_wheel_angle_rad, dtype=float),
             path_xy=b.task.path_world(i), target_xy=(b.task.path_x[i, ahead], b.task.path_y[i, ahead]),
-            hud=hud,
+            hud=hud, time_s=float(s.time_s), wheel_slip=np.asarray(s.slip_ratio, dtype=float),
+            wheel_sinkage_m=np.asarray(s.sinkage_m, dtype=float), wheel_in_contact=np.asarray(s.in_contact, bool),
+            throttle_pct=float(s.throttle_pedal_pct), brake_frac=float(s.brake_output_bar) / float(p.brake_max_bar),
+            steer_frac=float(s.steering_wheel_deg) / float(p.steer_lock_deg),
         )
 
     def _ground_line(self, i: int, s) -> str:
@@ -109,7 +143,9 @@ class RenderHelper:
         return f"{text}, sinkage {sinkage_cm:.1f} cm" if sinkage_cm >= 0.05 else text
 
     def close(self) -> None:
-        self.renderer.close()
+        for view in self.views.values():
+            view.close()
+        self.views.clear()
 
 
 class BatchViews:
@@ -169,6 +205,7 @@ class RangerEnv(BatchViews, gymnasium.Env):
 
     def __init__(self, config: Any = None, render_mode: str | None = None, **overrides: Any) -> None:
         cfg = build_config(self.default_config, config, overrides, render_mode)
+        RenderHelper.check(cfg.get("render_mode"))
         self._batch = RangerBatch(cfg, 1)
         self.config = self._batch.resolved_config()
         self.render_mode = self.config["render_mode"]

@@ -74,6 +74,7 @@ class RangerVectorEnv(BatchViews, VectorEnv):
         self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) \
             else AutoresetMode(autoreset_mode)
         cfg = build_config(self.default_config, config, overrides, render_mode)
+        RenderHelper.check(cfg.get("render_mode"))
         self._batch = RangerBatch(cfg, int(num_envs), max_steps=max_episode_steps)
         self.config = self._batch.resolved_config()
         self.num_envs = int(num_envs)

@@ -58,6 +58,18 @@ def test_vector_env_renders_one_frame_per_vehicle():
     frames = venv.render()
     assert len(frames) == 2 and all(f.shape == (48, 64, 3) for f in frames)
     assert not np.array_equal(frames[0], frames[1])  # two episodes, two terrains
+    venv.step(np.full((2, 1), 0.8, dtype=np.float32))
+    venv.render()
+    # each vehicle keeps its own static layer (drawn once) and its own trail
+    views = venv.unwrapped._render.views
+    assert sorted(views) == [0, 1]
+    for i, view in views.items():
+        assert len(view.trail) == 2
+        assert view.trail[-1][1] == pytest.approx(float(venv.unwrapped._batch.frame.axle_x_m[i]))
+    w, h = views[0].background.get_size()
+    from acres_gym.render import MAX_BACKGROUND_PIXELS
+
+    assert w * h <= MAX_BACKGROUND_PIXELS // 2
 
 
 def test_renderer_draws_surfaces_and_shading_directly():
@@ -99,3 +111,158 @@ def test_hud_names_the_ground_under_the_wheels():
     assert line.startswith("dry_sand, sinkage ") and float(line.split()[2]) > 1.0
     helper.close()
     env.close()
+
+
+# --- the debug view ----------------------------------------------------------------------------------
+
+
+def test_contour_lines_of_a_plane_are_evenly_spaced_at_the_interval():
+    from acres_gym.render import contour_interval, draw_contours
+    from acres_gym.terrain import slope
+
+    ground = slope(10.0, size_m=60.0, cell_m=1.0)  # rises 0.1 m per m along +x
+    relief = float(np.ptp(ground.height_m))
+    interval = contour_interval(ground.height_m)
+    assert 8 <= relief / interval <= 25
+    ppm = 8.0
+    ny, nx = ground.shape
+    pixels = np.full((round(nx * ppm), round(ny * ppm), 3), 200, dtype=np.uint8)
+    draw_contours(ground, pixels, interval)
+    dark = pixels[:, :, 0] < 200
+    columns = np.flatnonzero(dark[:, ny * 4])  # one pixel row across the slope
+    # lines run north-south: every pixel of a line column is dark
+    assert dark[columns].all()
+    # one line per crossed multiple of the interval, spaced interval / grade
+    assert len(columns) == int(np.floor((ground.height_m.max() - ground.height_m.min()) / interval))
+    spacing_px = interval / 0.1 * ppm
+    np.testing.assert_allclose(np.diff(columns), spacing_px, atol=1.0)
+    # every fifth level is darker
+    assert len(np.unique(pixels[columns, ny * 4, 0])) == 2
+
+
+def test_legend_names_each_surface_present_in_its_own_colour():
+    from acres_gym.render import SURFACE_COLOURS, TopDownRenderer, surface_colour
+
+    assert len(set(SURFACE_COLOURS.values())) == len(SURFACE_COLOURS)  # shipped surfaces and soils differ
+    assert SURFACE_COLOURS["packed_dirt"] != SURFACE_COLOURS["sandy_loam"]
+    # a surface the renderer has never heard of gets a stable colour of its own
+    assert surface_colour("no_go_rock", False) == surface_colour("no_go_rock", False)
+    assert surface_colour("no_go_rock", False) != surface_colour("no_go_water", False)
+    ground = with_patches(flat("grass", size_m=60.0), 2, {"grass": 1, "packed_dirt": 1, "dry_sand": 1},
+                          scale_m=8.0)
+    r = TopDownRenderer("rgb_array", width=160, height=120)
+    r.set_terrain(ground)
+    names = [name for name, _ in r.legend_entries]
+    present = {ground.surfaces.names[k] for k in np.unique(ground.surface_id)}
+    assert set(names) == present and len(present) == 3
+    assert len({colour for _, colour in r.legend_entries}) == 3
+    r.set_terrain(ground, labels={"dry_sand": "the beach"})
+    assert "the beach" in [name for name, _ in r.legend_entries]
+
+
+def test_trail_keeps_the_last_seconds_and_restarts_with_time():
+    from acres_gym.render import TopDownRenderer
+
+    r = TopDownRenderer("rgb_array", width=64, height=48, trail_s=2.0)
+    r.set_terrain(flat("dry_asphalt", size_m=60.0))
+    for k in range(100):  # 5 s at 20 Hz along +x
+        r.draw(axle_xy=(0.1 * k, 0.0), yaw_rad=0.0, time_s=0.05 * k)
+    times = [p[0] for p in r.trail]
+    assert times[-1] - times[0] == pytest.approx(2.0) and len(times) == 41
+    r.draw(axle_xy=(0.0, 0.0), yaw_rad=0.0, time_s=0.0)  # a new episode
+    assert len(r.trail) == 1
+
+
+def test_wheel_slip_colours_and_the_pedal_bars_show_in_their_panels():
+    from acres_gym.render import AIR_COLOUR, TopDownRenderer, slip_colour
+
+    assert slip_colour(0.0) == (60, 200, 60)
+    assert slip_colour(-0.3) == slip_colour(0.5) == (230, 40, 50)
+    assert slip_colour(0.3, in_contact=False) == AIR_COLOUR
+    r = TopDownRenderer("rgb_array", width=320, height=240)
+    r.set_terrain(flat("dry_asphalt", size_m=60.0))
+    common = dict(axle_xy=(0.0, 0.0), yaw_rad=0.0, wheel_slip=[0, 0, 0, 0], wheel_sinkage_m=[0, 0, 0, 0])
+    idle = r.draw(**common, throttle_pct=0.0, brake_frac=0.0, steer_frac=0.0)
+    pressed = r.draw(**common, throttle_pct=100.0, brake_frac=0.0, steer_frac=0.0)
+    changed = np.argwhere(np.any(idle != pressed, axis=2))
+    assert len(changed) > 100  # the throttle bar filled
+    assert changed[:, 0].min() > 240 / 2 and changed[:, 1].max() < 320 / 3  # only in the bottom-left panel
+    slipping = r.draw(**{**common, "wheel_slip": [0.5, 0.5, 0.5, 0.5]}, throttle_pct=0.0, brake_frac=0.0,
+                      steer_frac=0.0)
+    changed = np.argwhere(np.any(idle != slipping, axis=2))
+    assert changed[:, 1].min() > 320 / 3  # wheels on the vehicle (centre) and the wheel panel (bottom right)
+    red = np.all(slipping == np.array(slip_colour(0.5), dtype=np.uint8), axis=2)
+    assert red[240 // 2:, 2 * 320 // 3:].sum() > 50  # the panel's four slip blocks
+
+
+def test_a_large_terrain_at_a_fine_scale_is_drawn_from_a_coarser_background():
+    from acres_gym.render import MAX_BACKGROUND_PIXELS, TopDownRenderer
+
+    r = TopDownRenderer("rgb_array", width=120, height=90, pixels_per_m=40.0)
+    r.set_terrain(rough(1, 0.3, size_m=300.0, cell_m=1.0))
+    w, h = r.background.get_size()
+    assert w * h <= MAX_BACKGROUND_PIXELS and not r._bg_direct
+    frame = r.draw(axle_xy=(0.0, 0.0), yaw_rad=0.0)
+    assert frame.shape == (90, 120, 3) and frame.std() > 1.0  # terrain, not the outside colour
+
+
+# --- human mode without a display, video ---------------------------------------------------------------
+
+
+def test_display_problem_reads_the_environment():
+    from acres_gym.render import display_problem
+
+    assert display_problem({}, "linux") is not None
+    assert display_problem({"DISPLAY": ":0"}, "linux") is None
+    assert display_problem({"WAYLAND_DISPLAY": "wayland-0"}, "linux") is None
+    assert display_problem({"SDL_VIDEODRIVER": "dummy"}, "linux") is None  # off screen on purpose
+    assert display_problem({}, "darwin") is None and display_problem({}, "win32") is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the DISPLAY check applies to Linux")
+@pytest.mark.parametrize("vector", [False, True])
+def test_human_mode_without_a_display_says_what_to_do(monkeypatch, vector):
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(RuntimeError, match="render_mode='rgb_array'.*virtual display.*SDL_VIDEODRIVER=dummy"):
+        if vector:
+            gymnasium.make_vec("acres_gym/RangerSpeedTracking-v1", num_envs=2,
+                               vectorization_mode="vector_entry_point", render_mode="human")
+        else:
+            gymnasium.make("acres_gym/RangerSpeedTracking-v1", render_mode="human")
+
+
+def test_record_video_writes_one_frame_per_step(tmp_path):
+    pytest.importorskip("moviepy")
+    import imageio.v3 as iio
+    from gymnasium.wrappers import RecordVideo
+
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v1", render_mode="rgb_array", max_episode_steps=30,
+                         config={**CONFIG, "max_episode_s": 1.5, "render": {"width": 160, "height": 128}})
+    env = RecordVideo(env, str(tmp_path / "videos"), name_prefix="drive", disable_logger=True)
+    env.reset(seed=0)
+    first = env.unwrapped.render()
+    steps, done = 0, False
+    while not done:
+        _, _, terminated, truncated, _ = env.step(np.array([0.5], dtype=np.float32))
+        steps += 1
+        done = terminated or truncated
+    env.close()
+    assert steps == 30
+    videos = sorted((tmp_path / "videos").glob("*.mp4"))
+    assert len(videos) == 1
+    frames = np.stack(list(iio.imiter(videos[0])))
+    assert frames.shape == (steps + 1, 128, 160, 3)  # the reset frame and one per step
+    assert np.mean(np.abs(frames[0].astype(int) - first.astype(int))) < 10  # lossy, but the same picture
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 display names are a Linux matter")
+def test_human_mode_with_an_unreachable_display_says_what_to_do():
+    code = ("import gymnasium, acres_gym\n"
+            "env = gymnasium.make('acres_gym/RangerSpeedTracking-v1', render_mode='human')\n"
+            "try:\n    env.reset(seed=0)\nexcept RuntimeError as e:\n    print('ERROR', e)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("SDL_VIDEODRIVER", "WAYLAND_DISPLAY")}
+    env["DISPLAY"] = ":98765"  # no such X server
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert "ERROR render_mode='human' needs a window, but pygame cannot open a window" in out
+    assert "rgb_array" in out and "xvfb-run" in out
