@@ -19,8 +19,11 @@ holds the observation items that are not reports, by name, in the units of the m
 (``runtime.host_inputs``: the IMU's yaw rate and roll / pitch, the planner's target speeds and path
 points ahead, ...). The previous action is the runtime's own. The result is the command messages to
 publish this step, by topic relative to the DBW namespace (``steering/cmd``, ``throttle/cmd``,
-``brake/cmd``, ``ulc/cmd``; ``gear/cmd`` only on the steps that shift), with the ds_dbw field names;
-fields left out (``clear``, ``ignore``, ...) keep their message defaults.
+``brake/cmd``, ``ulc/cmd``; ``gear/cmd`` only on the steps that shift), with the ds_dbw field names and
+structure (``{"cmd": {"value": 4}}`` for a GearCmd, whose ``cmd`` is a ``Gear``; report fields of such
+types may likewise be ``{"value": ...}``), so ``rosidl_runtime_py``'s ``message_to_ordereddict`` and
+``set_message_fields`` convert both ways; fields left out (``clear``, ``ignore``, ...) keep their message
+defaults.
 
 Engaging the DBW system (the ``enable`` topic or the vehicle's button) is the operator's act, not the
 runtime's: the policy observes ``dbw_enabled`` and drives the same whether or not it is engaged.
@@ -157,6 +160,8 @@ class PolicyRuntime:
             except (KeyError, TypeError):
                 raise ValueError(f"reports: {key!r} is missing (the policy reads it; NaN when the vehicle marks it "
                                  "invalid)") from None
+            if isinstance(value, Mapping):  # a ds_dbw field type (Gear, ...): a message holding ``value``
+                value = value["value"]
             return np.array([float(value)])
 
         return report
@@ -231,7 +236,7 @@ class PolicyRuntime:
         for topic in self._messages:
             messages[topic] = {msg: values[field] for field, msg in COMMAND_MESSAGES[topic].items() if msg is not None}
         if gear != GEAR_NONE:
-            messages["gear/cmd"] = {"cmd": int(gear)}
+            messages["gear/cmd"] = {"cmd": {"value": int(gear)}}  # GearCmd.cmd is a ds_dbw_msgs/Gear
         return messages
 
     def step(self, reports: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

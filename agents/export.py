@@ -38,20 +38,20 @@ import argparse
 import json
 import sys
 import warnings
+import zipfile
 from pathlib import Path
-from typing import Any
 
 import gymnasium
 import numpy as np
 import torch
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
+from acres_gym.agents.sb3_models import algorithm_class, load_run_config, load_run_normalizer
 from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE, PEDAL_PERCENT, ULC_ACCEL, ULC_VELOCITY
 from acres_gym.dbw.command import make_commands
 from acres_gym.deploy import COMMAND_MESSAGES, MANIFEST_FORMAT, command_unit
 from acres_gym.envs.actions import RANGE_THRESHOLD
 from acres_gym.envs.observations import ITEMS, SOURCES
-from acres_gym.agents.sb3_models import algorithm_class, load_run_config, load_run_normalizer
 
 ONNX_NAME = "policy.onnx"
 MANIFEST_NAME = "manifest.json"
@@ -188,7 +188,7 @@ def action_manifest(batch, rng: np.random.Generator) -> dict:
                         "to (GearReport.cmd, or GearReport.gear before any accepted command)"}
     return {
         "mode": mode.name, "components": list(mode.components), "dim": mode.flat_dim, "low": -1.0, "high": 1.0,
-        "options": {k: (v if not isinstance(v, float) or np.isfinite(v) else str(v)) for k, v in mode.options.items()},
+        "options": dict(mode.options),
         "commands": cmap["fields"], "constants": consts, "messages": sent, "gear_axis": gear,
         "first_step_gear": GEAR_HIGH,
         "first_step_gear_rule": "on the first step of a drive a GearCmd for H (DRIVE) is sent unless the gear axis "
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         manifest = export(args.model, args.out)
-    except (FileNotFoundError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"acres_gym.agents.export: {msg}", file=sys.stderr)
         return 2

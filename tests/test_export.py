@@ -182,9 +182,9 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
             if fresh:  # a message is sent exactly when the environment's is fresh
                 assert (topic in messages) == bool(cmd[fresh[0]]), (steps, topic)
             for field, msg_field in fields.items():
-                if topic in messages and msg_field is not None:
+                if topic in messages and msg_field is not None and topic != "gear/cmd":
                     assert messages[topic][msg_field] == cmd[field], (steps, topic, msg_field)
-        assert messages.get("gear/cmd", {}).get("cmd", GEAR_NONE) == cmd["gear_cmd"], steps
+        assert messages.get("gear/cmd", {"cmd": {"value": GEAR_NONE}})["cmd"]["value"] == cmd["gear_cmd"], steps
         gears.append(cmd["gear_cmd"])
         topics |= messages.keys()
         runtime_return += reward
@@ -231,6 +231,10 @@ def test_export_bad_input_is_one_line_and_status_2(tmp_path, capsys):
     assert export_main([str(tmp_path / "run" / "model.zip"), "--out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "config.yaml is missing" in err
+    (tmp_path / "run" / "config.yaml").write_text("algo: ppo\nenv_id: acres_gym/RangerSpeedTracking-v1\n")
+    assert export_main([str(tmp_path / "run" / "model.zip"), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("acres_gym.agents.export: ")
 
 
 def test_runtime_names_a_missing_report_field_or_input(exported):
