@@ -91,6 +91,12 @@ def command_unit(field: str, constants: Mapping[str, Any]) -> str:
     return {"steer_rate_deg_s": "deg/s", "steer_accel_deg_s2": "deg/s^2"}.get(field, "?")
 
 
+def command_value(entry: Mapping[str, Any], a):
+    """A command field following one action component ``a`` (scalar or array), as the manifest describes it:
+    ``offset + gain_pos x a`` for a >= 0, ``offset + gain_neg x a`` below."""
+    return entry["offset"] + np.where(a >= 0.0, entry["gain_pos"], entry["gain_neg"]) * a
+
+
 class PolicyRuntime:
     """An exported policy (``policy.onnx`` + ``manifest.json``) driving through DBW messages (module
     docstring). ``step`` is ``observation`` -> ``act`` -> ``commands``; each is usable alone."""
@@ -215,8 +221,7 @@ class PolicyRuntime:
         a = np.clip(np.asarray(action, dtype=np.float64).reshape(self.action_dim), -1.0, 1.0)
         values: dict[str, Any] = dict(self._constants)
         for f in self._fields:
-            x = a[f["component"]]
-            values[f["field"]] = f["offset"] + (f["gain_pos"] if x >= 0.0 else f["gain_neg"]) * x
+            values[f["field"]] = float(command_value(f, a[f["component"]]))
         gear = GEAR_NONE
         if self._gear_axis is not None:
             g = self._gear_axis

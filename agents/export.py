@@ -49,7 +49,7 @@ import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.agents.sb3_models import algorithm_class, load_run_config, load_run_normalizer
 from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE, PEDAL_PERCENT, ULC_ACCEL, ULC_VELOCITY
 from acres_gym.dbw.command import make_commands
-from acres_gym.deploy import COMMAND_MESSAGES, MANIFEST_FORMAT, command_unit
+from acres_gym.deploy import COMMAND_MESSAGES, MANIFEST_FORMAT, command_unit, command_value
 from acres_gym.envs.actions import RANGE_THRESHOLD
 from acres_gym.envs.observations import ITEMS, SOURCES
 
@@ -158,9 +158,7 @@ def command_map(mode, rng: np.random.Generator) -> dict:
     cmd = make_commands(PROBE_ACTIONS).view(np.ndarray)
     mode.write(cmd, a, np.ones(PROBE_ACTIONS, dtype=bool))
     for f in fields:
-        x = a[:, f["component"]]
-        got = f["offset"] + np.where(x >= 0.0, f["gain_pos"], f["gain_neg"]) * x
-        if not np.allclose(got, cmd[f["field"]], rtol=1e-12, atol=1e-12):
+        if not np.allclose(command_value(f, a[:, f["component"]]), cmd[f["field"]], rtol=1e-12, atol=1e-12):
             raise ValueError(f"action mode {mode.name!r}: command field {f['field']!r} is not piecewise linear in "
                              f"component {mode.components[f['component']]!r}; cannot describe it in a manifest")
     for name, value in constants.items():

@@ -20,7 +20,7 @@ from acres_gym.agents.export import main as export_main
 from acres_gym.agents.sb3_models import SB3Policy, build_model, load_run_normalizer
 from acres_gym.constants import GEAR_NONE
 from acres_gym.dbw.reports import dbw_reports
-from acres_gym.deploy import COMMAND_MESSAGES, PolicyRuntime
+from acres_gym.deploy import COMMAND_MESSAGES, PolicyRuntime, command_value
 from acres_gym.envs.actions import ACTION_MODES
 from acres_gym.envs.config import plain
 from acres_gym.envs.sb3 import RangerSB3VecEnv
@@ -209,8 +209,7 @@ def test_every_box_action_mode_has_a_command_map(name, gear_axis):
     decoded = mode.decode(a)
     for f in cmap["fields"]:
         if f["field"] in ("steer_cmd", "throttle_cmd", "brake_cmd", "ulc_cmd"):
-            x = a[:, f["component"]]
-            value = f["offset"] + np.where(x >= 0, f["gain_pos"], f["gain_neg"]) * x
+            value = command_value(f, a[:, f["component"]])
             assert any(np.allclose(value, v, rtol=1e-12, atol=1e-12) for v in decoded.values()), f["field"]
 
 
