@@ -47,8 +47,8 @@ import torch
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.agents.sb3_models import algorithm_class, load_run_config, load_run_normalizer
-from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE, PEDAL_PERCENT, ULC_ACCEL, ULC_VELOCITY
-from acres_gym.dbw.command import make_commands
+from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE
+from acres_gym.dbw.command import COMMAND_MODES, make_commands
 from acres_gym.deploy import COMMAND_MESSAGES, MANIFEST_FORMAT, command_unit, command_value
 from acres_gym.envs.actions import RANGE_THRESHOLD
 from acres_gym.envs.observations import ITEMS, SOURCES
@@ -99,7 +99,7 @@ def observation_manifest(batch, normalizer) -> dict:
             "meaning": item.meaning, "report_fields": list(item.report_fields),
             "low": float(np.min(space.low)), "high": float(np.max(space.high)),
         }
-        if normalizer is not None and name in normalizer.obs_rms:
+        if normalizer is not None and normalizer.norm_obs and name in (normalizer.norm_obs_keys or ()):
             rms = normalizer.obs_rms[name]
             entry["normalization"] = {"mean": np.ravel(rms.mean).tolist(), "var": np.ravel(rms.var).tolist()}
         items.append(entry)
@@ -191,7 +191,7 @@ def action_manifest(batch, rng: np.random.Generator) -> dict:
         "first_step_gear": GEAR_HIGH,
         "first_step_gear_rule": "on the first step of a drive a GearCmd for H (DRIVE) is sent unless the gear axis "
                                 "sends one",
-        "modes": {"PEDAL_PERCENT": PEDAL_PERCENT, "ULC_VELOCITY": ULC_VELOCITY, "ULC_ACCEL": ULC_ACCEL},
+        "mode_names": {field: COMMAND_MODES[field][value] for field, value in consts.items() if field in COMMAND_MODES},
     }
 
 

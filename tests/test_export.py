@@ -221,6 +221,29 @@ def test_importing_the_runtime_loads_no_torch_sb3_or_numba():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_the_runtime_runs_with_torch_sb3_numba_gymnasium_and_yaml_absent(exported, tmp_path):
+    """On the vehicle only numpy and onnxruntime are needed: the same step in a process where importing the
+    others fails gives the same messages."""
+    env_id, env_config = SPEED
+    _, _, out = exported("ppo")
+    env = gymnasium.make(env_id, config=env_config)
+    env.reset(seed=5)
+    batch = env.unwrapped._batch
+    reports = {m: {k: v[0].item() for k, v in fields.items()} for m, fields in
+               dbw_reports(batch.sim.params, batch.sim.state).items()}
+    inputs = {k: np.asarray(v, dtype=float).tolist() for k, v in host_inputs(batch).items()}
+    (tmp_path / "step.json").write_text(json.dumps({"reports": reports, "inputs": inputs}))
+    code = ("import sys, json\n"
+            "for m in ('torch', 'stable_baselines3', 'numba', 'gymnasium', 'yaml'): sys.modules[m] = None\n"
+            "from acres_gym.deploy import PolicyRuntime\n"
+            f"d = json.load(open({str(tmp_path / 'step.json')!r}))\n"
+            f"print(json.dumps(PolicyRuntime({str(out)!r}).step(d['reports'], d['inputs'])))\n")
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    expected = PolicyRuntime(out).step(reports, inputs)
+    assert json.loads(done.stdout) == json.loads(json.dumps(expected))
+    assert expected["throttle/cmd"]["cmd"] + expected["brake/cmd"]["cmd"] > 0.0
+
+
 def test_export_bad_input_is_one_line_and_status_2(tmp_path, capsys):
     assert export_main([str(tmp_path / "nowhere" / "model.zip"), "--out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err.strip()
