@@ -91,7 +91,7 @@ def observation_manifest(batch, normalizer) -> dict:
     observer = batch.observer
     items = []
     for name in observer.names:
-        sl, shape = observer._slices[name]
+        sl, shape = observer.slices[name]
         item = ITEMS[name]
         space = observer.space[name]
         entry = {
@@ -232,7 +232,7 @@ def export(model_path: str | Path, out: str | Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     observer = batch.observer
     space = model.action_space
-    actor = DeterministicActor(model.policy, observer._slices, space.low, space.high).eval()
+    actor = DeterministicActor(model.policy, observer.slices, space.low, space.high).eval()
     example = torch.zeros((1, observer.width), dtype=torch.float32)
     # The TorchScript exporter (dynamo=False): the torch.export one needs onnxscript. Its deprecation notice and
     # the tracer's note on the distribution's argument check (a constant for a traced graph) are expected.

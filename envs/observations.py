@@ -258,6 +258,11 @@ class ObservationBuilder:
         self._high = np.concatenate(highs)
         self.space = spaces.Dict(entries)
 
+    @property
+    def slices(self) -> dict[str, tuple[slice, tuple[int, ...]]]:
+        """``{name: (slice, shape)}``: where each item lies in the flat (width,) vector, in order."""
+        return dict(self._slices)
+
     def build(self, frame: Frame) -> dict[str, np.ndarray]:
         """The observations of all vehicles: ``{name: (N, *shape) float32}``.
 
