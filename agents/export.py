@@ -28,8 +28,10 @@ when the run normalised its observations) and writes two files to ``--out``:
     - ``control_hz``, the task's previews (``speed_preview_s``, ``path_preview_m``) and the vehicle's
       ``brake_max_bar`` (percent brake reports to bar).
 
-A missing model, a run without its ``config.yaml``, or a model whose spaces differ from its environment's
-stop with a one-line message and exit status 2.
+After writing, the export runs the files through the runtime on 200 observations of the environment
+(seeded random actions) and compares the actions with the model's (``check`` in the manifest); a
+difference above 1e-5 is an error. A missing model, a run without its ``config.yaml``, or a model whose
+spaces differ from its environment's stop with a one-line message and exit status 2.
 """
 
 from __future__ import annotations
@@ -46,10 +48,10 @@ import numpy as np
 import torch
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
-from acres_gym.agents.sb3_models import algorithm_class, load_run_config, load_run_normalizer
+from acres_gym.agents.sb3_models import SB3Policy, algorithm_class, load_run_config, load_run_normalizer
 from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE
 from acres_gym.dbw.command import COMMAND_MODES, make_commands
-from acres_gym.deploy import COMMAND_MESSAGES, MANIFEST_FORMAT, command_unit, command_value
+from acres_gym.deploy import COMMAND_MESSAGES, MANIFEST_FORMAT, PolicyRuntime, command_unit, command_value
 from acres_gym.envs.actions import RANGE_THRESHOLD
 from acres_gym.envs.observations import ITEMS, SOURCES
 
@@ -57,6 +59,8 @@ ONNX_NAME = "policy.onnx"
 MANIFEST_NAME = "manifest.json"
 OPSET = 17
 PROBE_ACTIONS = 256  # random actions the command map is checked on
+CHECK_OBSERVATIONS = 200  # environment observations the written files are checked on against the model
+CHECK_TOLERANCE = 1e-5  # largest difference of an action component allowed in that check
 
 
 class DeterministicActor(torch.nn.Module):
@@ -226,6 +230,7 @@ def export(model_path: str | Path, out: str | Path) -> dict:
                          f"({config['env_id']} with the run's config)")
     normalizer = load_run_normalizer(model_path)
     manifest = build_manifest(config, batch, normalizer, model_path, np.random.default_rng(0))
+    observations = sample_observations(env, CHECK_OBSERVATIONS)
     env.close()
 
     out = Path(out)
@@ -243,7 +248,30 @@ def export(model_path: str | Path, out: str | Path) -> dict:
                           output_names=["action"], dynamic_axes={"observation": {0: "batch"}, "action": {0: "batch"}},
                           opset_version=OPSET, dynamo=False)
     (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+    # the exported files against the model itself, through the runtime
+    expected = SB3Policy(model, normalizer)(observations)
+    flat = np.concatenate([observations[name].reshape(CHECK_OBSERVATIONS, -1) for name in observer.slices], axis=1)
+    error = float(np.abs(PolicyRuntime(out).act(flat) - expected).max())
+    manifest["check"] = {"observations": CHECK_OBSERVATIONS, "max_abs_action_error": error}
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    if not error <= CHECK_TOLERANCE:
+        raise ValueError(f"{out / ONNX_NAME}: the runtime's actions differ from the model's by {error:.3g} "
+                         f"(> {CHECK_TOLERANCE}) on {CHECK_OBSERVATIONS} observations")
     return manifest
+
+
+def sample_observations(env, n: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """n observations of the environment under seeded random actions (new episodes as they end), batched."""
+    obs, _ = env.reset(seed=seed)
+    env.action_space.seed(seed)
+    out = []
+    for _ in range(n):
+        out.append(obs)
+        obs, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            obs, _ = env.reset()
+    return {key: np.stack([o[key] for o in out]) for key in out[0]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     obs = manifest["observation"]
     print(f"wrote {Path(args.out) / ONNX_NAME} and {Path(args.out) / MANIFEST_NAME}: {len(obs['items'])} observation "
           f"items ({obs['width']} values), action mode {manifest['action']['mode']!r} "
-          f"({', '.join(manifest['action']['components'])})")
+          f"({', '.join(manifest['action']['components'])}); the runtime's actions differ from the model's by at "
+          f"most {manifest['check']['max_abs_action_error']:.2g} on {manifest['check']['observations']} observations")
     return 0
 
 

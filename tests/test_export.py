@@ -15,7 +15,7 @@ import yaml
 from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401
-from acres_gym.agents.export import command_map
+from acres_gym.agents.export import command_map, sample_observations
 from acres_gym.agents.export import main as export_main
 from acres_gym.agents.sb3_models import SB3Policy, build_model, load_run_normalizer
 from acres_gym.constants import GEAR_NONE
@@ -95,16 +95,9 @@ def exported(tmp_path_factory):
 def collect(env_id, env_config, n, seed):
     """n observations of the environment under random actions (new episodes as they end)."""
     env = gymnasium.make(env_id, config=env_config)
-    obs, _ = env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        out.append(obs)
-        obs, _, term, trunc, _ = env.step(rng.uniform(-1, 1, env.action_space.shape).astype(np.float32))
-        if term or trunc:
-            obs, _ = env.reset()
+    obs = sample_observations(env, n, seed)
     env.close()
-    return {k: np.stack([o[k] for o in out]) for k in out[0]}
+    return obs
 
 
 def flat(runtime: PolicyRuntime, obs: dict) -> np.ndarray:
@@ -126,6 +119,7 @@ def test_runtime_actions_equal_the_sb3_deterministic_actions(exported, algo, tas
     assert np.std(expected, axis=0).min() > 0.05  # the actions vary: the comparison is not of constants
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["observation"]["normalization"] is not None
+    assert manifest["check"]["observations"] == 200 and manifest["check"]["max_abs_action_error"] <= 1e-5
     assert [i["name"] for i in manifest["observation"]["items"]] == list(obs)  # the environment's order
 
 
