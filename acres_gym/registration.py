@@ -42,8 +42,12 @@ ENVIRONMENTS: dict[str, tuple[str, str, str]] = {
 
 
 def register_envs() -> list[str]:
-    """Register every acres_gym id not registered yet; returns the ids."""
-    from gymnasium.envs.registration import register, registry
+    """Register every acres_gym id not registered yet; returns the ids (none without gymnasium, as on a
+    vehicle computer that runs only ``acres_gym.deploy``)."""
+    try:
+        from gymnasium.envs.registration import register, registry
+    except ImportError:
+        return []
 
     for env_id, (_task_config, entry_point, vector_entry_point) in ENVIRONMENTS.items():
         if env_id in registry:

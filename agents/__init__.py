@@ -4,6 +4,8 @@
 - ``acres_gym.agents.sb3_models``: PPO / SAC from a training config, trained models as ``policy(obs)``;
 - ``acres_gym.agents.evaluate``: seeded evaluation and baseline-against-learned comparison
   (``python -m acres_gym.agents.evaluate``);
+- ``acres_gym.agents.export``: a trained run as ONNX with its manifest, for ``acres_gym.deploy``
+  (``python -m acres_gym.agents.export``);
 - ``acres_gym.agents.watch``: a policy driving in the pygame window, or its frames as PNG files
   (``python -m acres_gym.agents.watch``).
 """

@@ -104,18 +104,22 @@ def load_run_config(model_path: str | Path) -> dict:
     return yaml.safe_load(config_path.read_text(encoding="utf-8"))
 
 
+def load_run_normalizer(model_path: str | Path) -> VecNormalize | None:
+    """The observation normaliser saved beside a run's ``model.zip`` (``vecnormalize.pkl``), or None."""
+    path = Path(model_path).parent / "vecnormalize.pkl"
+    if not path.exists():
+        return None
+    import pickle
+
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
 def load_run_policy(model_path: str | Path):
     """``(policy factory, action mode, env config)`` of a model saved by ``train.py``: ``model.zip`` with
     ``vecnormalize.pkl`` (if any) and ``config.yaml`` in the same directory."""
-    model_path = Path(model_path)
-    run = model_path.parent
     config = load_run_config(model_path)
     model = algorithm_class(config["algo"]).load(str(model_path), device="cpu")
-    normalizer = None
-    if (run / "vecnormalize.pkl").exists():
-        import pickle
-
-        with open(run / "vecnormalize.pkl", "rb") as f:
-            normalizer = pickle.load(f)
+    normalizer = load_run_normalizer(model_path)
     env_config = load_config(config.get("env_config"))
     return SB3Policy.factory(model, normalizer), env_config.get("action_mode"), env_config

@@ -48,10 +48,18 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NEUTRAL, GEAR_PARK, GEAR_REVERSE, WHEEL_NAMES
+from acres_gym.constants import WHEEL_NAMES
+from acres_gym.dbw.report_values import DERIVED, GEAR_ORDER
 from acres_gym.dbw.reports import REPORT_ROW
 
-GEAR_ORDER = (GEAR_PARK, GEAR_REVERSE, GEAR_NEUTRAL, GEAR_HIGH, GEAR_LOW)
+# Where an item's values come from (``ObservationItem.source``; the exported policy's manifest repeats it):
+SOURCES = {
+    "report": "DBW report fields copied as they are (``report_fields``)",
+    "report_derived": "computed from DBW report fields by acres_gym.dbw.report_values (``report_fields`` read)",
+    "body": "body motion: the vehicle's IMU / localisation",
+    "task": "the task's reference (path and speed profile) relative to the vehicle: the planner",
+    "action": "the policy's own previous action",
+}
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 # Bounds of the spaces: physical limits with margin (values beyond them are clipped; the vehicle's top
 # speed is 27.7 m/s, the simulation declares divergence at 200 m/s or 100 rad/s).
@@ -98,7 +106,8 @@ class Layout:
 class ObservationItem:
     """One entry of the observation ``Dict``: its shape and bounds for a layout, and either ``value`` (the
     (N, *shape) values from a frame) or ``report_fields`` (report rows copied as they are, one per element;
-    the builder gathers all such items in one indexing operation)."""
+    the builder gathers all such items in one indexing operation); ``unit``, ``source`` (a key of
+    ``SOURCES``) and ``meaning`` describe it (the manifest of an exported policy lists them)."""
 
     name: str
     shape: Callable[[Layout], tuple[int, ...]]
@@ -106,26 +115,18 @@ class ObservationItem:
     high: Callable[[Layout], float]
     value: Callable[[Frame], np.ndarray] | None = None
     report_fields: tuple[str, ...] = ()
+    unit: str = ""
+    source: str = "report"  # a key of SOURCES
+    meaning: str = ""
 
 
 def _col(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)[:, None]
 
 
-def _brake_bar(f: Frame) -> np.ndarray:
-    pressure = f.report("brake.pressure_output")
-    pct = f.report("brake.percent_output") * f.brake_max_bar / 100.0
-    return np.where(np.isnan(pressure), pct, pressure)
-
-
-def _gear_one_hot(f: Frame) -> np.ndarray:
-    gear = f.report("gear.gear")
-    return (gear[:, None] == np.asarray(GEAR_ORDER)[None, :]).astype(np.float64)
-
-
-def _valid(f: Frame) -> np.ndarray:
-    cols = [f.report("steering.cmd"), f.report("throttle.percent_output"), _brake_bar(f), f.report("ulc.vel_ref")]
-    return np.stack([~np.isnan(c) for c in cols], axis=1).astype(np.float64)
+def _derived(name: str) -> Callable[[Frame], np.ndarray]:
+    fn = DERIVED[name][0]
+    return lambda f: fn(f.report, f.brake_max_bar)
 
 
 def _const(v: float) -> Callable[[Layout], float]:
@@ -142,40 +143,66 @@ _lock_hi = lambda layout: layout.steer_lock_deg  # noqa: E731
 ITEMS: dict[str, ObservationItem] = {}
 
 
-def _item(name, shape, low, high, value) -> None:
-    ITEMS[name] = ObservationItem(name, shape, low, high, value)
+def _item(name, shape, low, high, value, unit, source, meaning) -> None:
+    ITEMS[name] = ObservationItem(name, shape, low, high, value, unit=unit, source=source, meaning=meaning)
 
 
-def _report_item(name, low, high, *fields: str) -> None:
+def _report_item(name, low, high, unit, meaning, *fields: str) -> None:
     """An item made of report fields (NaN, an absent value, becomes 0 in the builder)."""
     shape = (len(fields),)
-    ITEMS[name] = ObservationItem(name, lambda _layout: shape, low, high, report_fields=fields)
+    ITEMS[name] = ObservationItem(name, lambda _layout: shape, low, high, report_fields=fields, unit=unit,
+                                  source="report", meaning=meaning)
 
 
-_report_item("steering_wheel_angle", _lock, _lock_hi, "steering.steering_wheel_angle")
-_report_item("steering_cmd", _lock, _lock_hi, "steering.cmd")
-_report_item("throttle_percent_output", _const(0.0), _const(100.0), "throttle.percent_output")
-_item("brake_pressure_output", _one, _const(0.0), _const(PRESSURE_MAX_BAR), lambda f: _col(_brake_bar(f)))
-_item("gear", lambda _l: (len(GEAR_ORDER),), _const(0.0), _const(1.0), _gear_one_hot)
-_report_item("ulc_vel_ref", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), "ulc.vel_ref")
-_report_item("ulc_vel_meas", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), "ulc.vel_meas")
-_report_item("ulc_accel_meas", _const(-ACCEL_MAX_MPS2), _const(ACCEL_MAX_MPS2), "ulc.accel_meas")
-_report_item("vehicle_velocity", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS),
+def _derived_item(name, shape, low, high, unit, meaning) -> None:
+    ITEMS[name] = ObservationItem(name, shape, low, high, _derived(name), report_fields=DERIVED[name][1], unit=unit,
+                                  source="report_derived", meaning=meaning)
+
+
+_report_item("steering_wheel_angle", _lock, _lock_hi, "deg", "SteeringReport.steering_wheel_angle (positive left)",
+             "steering.steering_wheel_angle")
+_report_item("steering_cmd", _lock, _lock_hi, "deg", "SteeringReport.cmd, the actuator's reference (0 when not "
+             "enabled)", "steering.cmd")
+_report_item("throttle_percent_output", _const(0.0), _const(100.0), "%", "ThrottleReport.percent_output (0 without "
+             "a throttle command)", "throttle.percent_output")
+_derived_item("brake_pressure_output", _one, _const(0.0), _const(PRESSURE_MAX_BAR), "bar",
+              "BrakeReport.pressure_output, or percent_output x brake_max_bar / 100 for percent commands (0 without "
+              "a brake command)")
+_derived_item("gear", lambda _l: (len(GEAR_ORDER),), _const(0.0), _const(1.0), "1",
+              "GearReport.gear one-hot: P, R, N, H, L (all 0 during a shift: N)")
+_report_item("ulc_vel_ref", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), "m/s", "UlcReport.vel_ref (0 when the "
+             "ULC is not enabled)", "ulc.vel_ref")
+_report_item("ulc_vel_meas", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), "m/s", "UlcReport.vel_meas",
+             "ulc.vel_meas")
+_report_item("ulc_accel_meas", _const(-ACCEL_MAX_MPS2), _const(ACCEL_MAX_MPS2), "m/s^2", "UlcReport.accel_meas",
+             "ulc.accel_meas")
+_report_item("vehicle_velocity", _const(-SPEED_MAX_MPS), _const(SPEED_MAX_MPS), "m/s",
+             "VehicleVelocity: vehicle_velocity_brake, vehicle_velocity_propulsion",
              "vehicle_velocity.vehicle_velocity_brake", "vehicle_velocity.vehicle_velocity_propulsion")
-_report_item("wheel_speeds", _const(-WHEEL_SPEED_MAX_RAD_S), _const(WHEEL_SPEED_MAX_RAD_S),
+_report_item("wheel_speeds", _const(-WHEEL_SPEED_MAX_RAD_S), _const(WHEEL_SPEED_MAX_RAD_S), "rad/s",
+             "WheelSpeeds: front_left, front_right, rear_left, rear_right",
              *(f"wheel_speeds.{w}" for w in WHEEL_NAMES))
-_report_item("dbw_enabled", _const(0.0), _const(1.0), "dbw_enabled.data")
-_item("report_valid", lambda _l: (4,), _const(0.0), _const(1.0), _valid)
-_item("yaw_rate", _one, _const(-RATE_MAX_RAD_S), _const(RATE_MAX_RAD_S), lambda f: _col(f.yaw_rate_rad_s))
+_report_item("dbw_enabled", _const(0.0), _const(1.0), "1", "dbw_enabled (1 or 0)", "dbw_enabled.data")
+_derived_item("report_valid", lambda _l: (4,), _const(0.0), _const(1.0), "1",
+              "1 where steering_cmd, throttle_percent_output, brake_pressure_output, ulc_vel_ref were reported "
+              "(not NaN)")
+_item("yaw_rate", _one, _const(-RATE_MAX_RAD_S), _const(RATE_MAX_RAD_S), lambda f: _col(f.yaw_rate_rad_s), "rad/s",
+      "body", "body-frame yaw rate (positive left)")
 _item("roll_pitch", lambda _l: (2,), _const(-np.pi), _const(np.pi),
-      lambda f: np.stack([f.roll_rad, f.pitch_rad], axis=1))
+      lambda f: np.stack([f.roll_rad, f.pitch_rad], axis=1), "rad", "body",
+      "roll and pitch of the body (ZYX Euler angles; roll positive right side down, pitch positive nose down)")
 _item("target_speed", lambda layout: (layout.speed_points,), _const(0.0), _const(SPEED_MAX_MPS),
-      lambda f: f.task.target_speed)
-_item("lateral_error", _one, _const(-DISTANCE_MAX_M), _const(DISTANCE_MAX_M), lambda f: _col(f.task.lateral_error_m))
-_item("heading_error", _one, _const(-np.pi), _const(np.pi), lambda f: _col(f.task.heading_error_rad))
+      lambda f: f.task.target_speed, "m/s", "task", "target speed now and speed_preview_s ahead")
+_item("lateral_error", _one, _const(-DISTANCE_MAX_M), _const(DISTANCE_MAX_M), lambda f: _col(f.task.lateral_error_m),
+      "m", "task", "distance of the rear-axle midpoint from the path (left +)")
+_item("heading_error", _one, _const(-np.pi), _const(np.pi), lambda f: _col(f.task.heading_error_rad), "rad", "task",
+      "yaw minus path heading")
 _item("path_points", lambda layout: (2 * layout.path_points,), _const(-DISTANCE_MAX_M), _const(DISTANCE_MAX_M),
-      lambda f: f.task.path_points.reshape(f.task.path_points.shape[0], -1))
-_item("previous_action", lambda layout: (layout.action_dim,), _const(-1.0), _const(1.0), lambda f: f.previous_action)
+      lambda f: f.task.path_points.reshape(f.task.path_points.shape[0], -1), "m", "task",
+      "path points path_preview_m ahead along the path, body frame from the rear-axle midpoint (x fwd, y left), "
+      "as [x1, y1, x2, y2, ...]")
+_item("previous_action", lambda layout: (layout.action_dim,), _const(-1.0), _const(1.0), lambda f: f.previous_action,
+      "1", "action", "the last action, clipped to [-1, 1] (zeros after a reset)")
 
 REPORT_OBSERVATIONS = ("steering_wheel_angle", "steering_cmd", "throttle_percent_output", "brake_pressure_output",
                        "gear", "ulc_vel_ref", "ulc_vel_meas", "ulc_accel_meas", "vehicle_velocity", "wheel_speeds",
@@ -223,13 +250,18 @@ class ObservationBuilder:
             lows.append(np.maximum(low, -FLOAT32_MAX).astype(np.float64).ravel())
             highs.append(np.minimum(high, FLOAT32_MAX).astype(np.float64).ravel())
         self.width = width
-        gathered = [(self._slices[n][0], ITEMS[n].report_fields) for n in names if ITEMS[n].report_fields]
+        gathered = [(self._slices[n][0], ITEMS[n].report_fields) for n in names if ITEMS[n].source == "report"]
         self._gather_columns = np.array([c for sl, fields in gathered for c in range(sl.start, sl.stop)], np.int64)
         self._gather_rows = np.array([REPORT_ROW[f] for _, fields in gathered for f in fields], np.int64)
-        self._computed = [n for n in names if not ITEMS[n].report_fields]
+        self._computed = [n for n in names if ITEMS[n].source != "report"]
         self._low = np.concatenate(lows)
         self._high = np.concatenate(highs)
         self.space = spaces.Dict(entries)
+
+    @property
+    def slices(self) -> dict[str, tuple[slice, tuple[int, ...]]]:
+        """``{name: (slice, shape)}``: where each item lies in the flat (width,) vector, in order."""
+        return dict(self._slices)
 
     def build(self, frame: Frame) -> dict[str, np.ndarray]:
         """The observations of all vehicles: ``{name: (N, *shape) float32}``.

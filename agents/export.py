@@ -1,0 +1,297 @@
+"""Export a trained policy for the vehicle: ONNX graph and manifest (``python -m acres_gym.agents.export``).
+
+    python -m acres_gym.agents.export runs/<run>/model.zip --out policy/
+
+reads what ``train.py`` saved in a run directory (``model.zip``, ``config.yaml`` and ``vecnormalize.pkl``
+when the run normalised its observations) and writes two files to ``--out``:
+
+``policy.onnx``
+    The deterministic action of the policy (PPO: the Gaussian's mean clipped to the action space, as
+    ``model.predict(..., deterministic=True)``; SAC: tanh of the mean). Input ``observation``:
+    float32 (batch, width), the *normalised* observation in the manifest's order; output ``action``:
+    float32 (batch, k) in [-1, 1].
+``manifest.json``
+    Everything the runtime (``acres_gym.deploy``) needs besides the graph, derived from the environment
+    the run trained on (its observation items and action mode, ``acres_gym.envs``), not written by hand:
+
+    - ``observation.items``: in order, each with its offset and shape in the flat vector, unit, meaning,
+      ``source`` (``report``: DBW report fields copied; ``report_derived``: computed from report fields by
+      ``acres_gym.dbw.report_values``; ``body``: IMU / localisation; ``task``: the planner's reference;
+      ``action``: the runtime's own previous action), the report fields it reads, the clip bounds and its
+      normalisation (``mean`` and ``var`` per element: ``clip((x - mean) / sqrt(var + epsilon), -clip,
+      clip)``; none when the run did not normalise);
+    - ``action``: the mode, its components and options, and for every DBW command field it writes
+      (``acres_gym.dbw.command`` names, with the ds_dbw message and field) either a constant or the
+      component it follows, ``value = offset + gain_pos x a`` for a >= 0 and ``offset + gain_neg x a``
+      below, found by probing the action mode's own ``write`` and checked on random actions; the gear
+      axis (if any) and the range sent on the first step of a drive;
+    - ``control_hz``, the task's previews (``speed_preview_s``, ``path_preview_m``) and the vehicle's
+      ``brake_max_bar`` (percent brake reports to bar).
+
+After writing, the export runs the files through the runtime on 200 observations of the environment
+(seeded random actions) and compares the actions with the model's (``check`` in the manifest); a
+difference above 1e-5 is an error. A missing model, a run without its ``config.yaml``, or a model whose
+spaces differ from its environment's stop with a one-line message and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+import zipfile
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import torch
+
+import acres_gym  # noqa: F401  (registers the gymnasium ids)
+from acres_gym.agents.sb3_models import SB3Policy, algorithm_class, load_run_config, load_run_normalizer
+from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE
+from acres_gym.dbw.command import COMMAND_MODES, make_commands
+from acres_gym.deploy import COMMAND_MESSAGES, MANIFEST_FORMAT, PolicyRuntime, command_unit, command_value
+from acres_gym.envs.actions import RANGE_THRESHOLD
+from acres_gym.envs.observations import ITEMS, SOURCES
+
+ONNX_NAME = "policy.onnx"
+MANIFEST_NAME = "manifest.json"
+OPSET = 17
+PROBE_ACTIONS = 256  # random actions the command map is checked on
+CHECK_OBSERVATIONS = 200  # environment observations the written files are checked on against the model
+CHECK_TOLERANCE = 1e-5  # largest difference of an action component allowed in that check
+
+
+class DeterministicActor(torch.nn.Module):
+    """The policy's deterministic action from a flat normalised observation (what ``predict`` returns)."""
+
+    def __init__(self, policy, slices: dict[str, tuple[slice, tuple[int, ...]]], low: np.ndarray,
+                 high: np.ndarray) -> None:
+        super().__init__()
+        self.policy = policy
+        self.slices = slices
+        self.register_buffer("low", torch.as_tensor(low, dtype=torch.float32))
+        self.register_buffer("high", torch.as_tensor(high, dtype=torch.float32))
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        n = observation.shape[0]
+        obs = {name: observation[:, sl].reshape((n, *shape)) for name, (sl, shape) in self.slices.items()}
+        action = self.policy._predict(obs, deterministic=True)
+        if self.policy.squash_output:  # SAC: tanh-squashed in [-1, 1], scaled to the space
+            return self.low + 0.5 * (action + 1.0) * (self.high - self.low)
+        return torch.maximum(torch.minimum(action, self.high), self.low)
+
+
+def _env_of_run(config: dict):
+    """The environment a run trained on (one vehicle) and its ``RangerBatch``."""
+    env = gymnasium.make(config["env_id"], config=config.get("task_config") or config.get("env_config"))
+    return env, env.unwrapped._batch
+
+
+def observation_manifest(batch, normalizer) -> dict:
+    """The observation part of the manifest: items in order, with offsets, units, sources, bounds and
+    normalisation."""
+    observer = batch.observer
+    items = []
+    for name in observer.names:
+        sl, shape = observer.slices[name]
+        item = ITEMS[name]
+        space = observer.space[name]
+        entry = {
+            "name": name, "offset": sl.start, "shape": list(shape), "unit": item.unit, "source": item.source,
+            "meaning": item.meaning, "report_fields": list(item.report_fields),
+            "low": float(np.min(space.low)), "high": float(np.max(space.high)),
+        }
+        if normalizer is not None and normalizer.norm_obs and name in (normalizer.norm_obs_keys or ()):
+            rms = normalizer.obs_rms[name]
+            entry["normalization"] = {"mean": np.ravel(rms.mean).tolist(), "var": np.ravel(rms.var).tolist()}
+        items.append(entry)
+    norm = None
+    if normalizer is not None and normalizer.norm_obs:
+        norm = {"epsilon": float(normalizer.epsilon), "clip": float(normalizer.clip_obs),
+                "formula": "clip((x - mean) / sqrt(var + epsilon), -clip, clip), per element, in float64"}
+    return {"width": observer.width, "dtype": "float32", "items": items, "normalization": norm,
+            "sources": {key: SOURCES[key] for key in sorted({i["source"] for i in items})},
+            "absent_values": "a NaN report value becomes 0 (its report_valid flag says so); every value is clipped "
+                             "to [low, high]"}
+
+
+def _message_of(field: str) -> tuple[str, str] | None:
+    for topic, fields in COMMAND_MESSAGES.items():
+        if field in fields:
+            return topic, fields[field]
+    return None
+
+
+def command_map(mode, rng: np.random.Generator) -> dict:
+    """How the action mode turns an action into DBW command fields, found by probing ``mode.write`` at 0
+    and +-1 on each component and checked on random actions (see the module docstring)."""
+    k = mode.flat_dim
+    linear = [j for j in range(k) if not (mode.gear_axis and j == k - 1)]  # the gear axis is a threshold
+    probes = [np.zeros(k)]
+    for j in linear:
+        for sign in (1.0, -1.0):
+            a = np.zeros(k)
+            a[j] = sign
+            probes.append(a)
+    batch = np.array(probes)
+    cmd = make_commands(len(probes)).view(np.ndarray)
+    mode.write(cmd, batch, np.ones(len(probes), dtype=bool))
+    fields, constants = [], {}
+    for name in cmd.dtype.names:
+        target = _message_of(name)
+        if target is None:
+            continue
+        v = cmd[name].astype(np.float64)
+        moved = [j for n, j in enumerate(linear) if v[1 + 2 * n] != v[0] or v[2 + 2 * n] != v[0]]
+        if not moved:
+            constants[name] = cmd[name][0].item()
+            continue
+        if len(moved) > 1:
+            raise ValueError(f"action mode {mode.name!r}: command field {name!r} depends on several components "
+                             f"{[mode.components[j] for j in moved]}; the export handles one component per field")
+        j = moved[0]
+        n = linear.index(j)
+        fields.append({"field": name, "component": j, "offset": float(v[0]), "gain_pos": float(v[1 + 2 * n] - v[0]),
+                       "gain_neg": float(v[0] - v[2 + 2 * n])})
+    # check on random actions (gear axis in its dead band: no gear message)
+    a = rng.uniform(-1.0, 1.0, (PROBE_ACTIONS, k))
+    if mode.gear_axis:
+        a[:, -1] = rng.uniform(-RANGE_THRESHOLD, RANGE_THRESHOLD, PROBE_ACTIONS) * 0.99
+    cmd = make_commands(PROBE_ACTIONS).view(np.ndarray)
+    mode.write(cmd, a, np.ones(PROBE_ACTIONS, dtype=bool))
+    for f in fields:
+        if not np.allclose(command_value(f, a[:, f["component"]]), cmd[f["field"]], rtol=1e-12, atol=1e-12):
+            raise ValueError(f"action mode {mode.name!r}: command field {f['field']!r} is not piecewise linear in "
+                             f"component {mode.components[f['component']]!r}; cannot describe it in a manifest")
+    for name, value in constants.items():
+        if not np.all(cmd[name] == value):
+            raise ValueError(f"action mode {mode.name!r}: command field {name!r} is not constant")
+    return {"fields": fields, "constants": constants}
+
+
+def action_manifest(batch, rng: np.random.Generator) -> dict:
+    """The action part of the manifest: mode, components, options, the command map, messages and units."""
+    mode = batch.action_mode
+    cmap = command_map(mode, rng)
+    consts = cmap["constants"]
+    for f in cmap["fields"]:
+        topic, msg_field = _message_of(f["field"])
+        f.update(message=topic, message_field=msg_field, action_component=mode.components[f["component"]],
+                 unit=command_unit(f["field"], consts))
+    sent = sorted(topic for topic, fields in COMMAND_MESSAGES.items()
+                  if any(consts.get(name) is True and name.endswith("_fresh") for name in fields))
+    gear = None
+    if mode.gear_axis:
+        gear = {"component": mode.flat_dim - 1, "threshold": RANGE_THRESHOLD, "at_or_above": GEAR_HIGH,
+                "at_or_below_negative": GEAR_LOW, "between": GEAR_NONE,
+                "rule": "a GearCmd with the requested range when it differs from the gear engaged or being shifted "
+                        "to (GearReport.cmd, or GearReport.gear before any accepted command)"}
+    return {
+        "mode": mode.name, "components": list(mode.components), "dim": mode.flat_dim, "low": -1.0, "high": 1.0,
+        "options": dict(mode.options),
+        "commands": cmap["fields"], "constants": consts, "messages": sent, "gear_axis": gear,
+        "first_step_gear": GEAR_HIGH,
+        "first_step_gear_rule": "on the first step of a drive a GearCmd for H (DRIVE) is sent unless the gear axis "
+                                "sends one",
+        "mode_names": {field: COMMAND_MODES[field][value] for field, value in consts.items() if field in COMMAND_MODES},
+    }
+
+
+def build_manifest(config: dict, batch, normalizer, model_path: Path, rng: np.random.Generator) -> dict:
+    task = batch.task.options
+    return {
+        "format": MANIFEST_FORMAT,
+        "onnx": ONNX_NAME, "onnx_input": "observation", "onnx_output": "action",
+        "trained": {"model": str(model_path), "algo": config["algo"], "env_id": config["env_id"],
+                    "total_steps": config.get("total_steps"), "seed": config.get("seed")},
+        "control_hz": int(batch.control_hz),
+        "command_timeout_s": float(batch.sim.params.command_timeout_s[0]),
+        "vehicle": {"brake_max_bar": float(batch.sim.params.brake_max_bar[0])},
+        "task": {"speed_preview_s": [float(x) for x in task["speed_preview_s"]],
+                 "path_preview_m": [float(x) for x in task["path_preview_m"]]},
+        "observation": observation_manifest(batch, normalizer),
+        "action": action_manifest(batch, rng),
+    }
+
+
+def export(model_path: str | Path, out: str | Path) -> dict:
+    """Write ``policy.onnx`` and ``manifest.json`` of a ``train.py`` run to ``out``; returns the manifest."""
+    model_path = Path(model_path)
+    config = load_run_config(model_path)
+    for key in ("algo", "env_id"):
+        if key not in config:
+            raise ValueError(f"{model_path.parent / 'config.yaml'}: key {key!r} is missing (not a train.py run?)")
+    env, batch = _env_of_run(config)
+    model = algorithm_class(config["algo"]).load(str(model_path), device="cpu")
+    if model.observation_space != batch.observation_space or model.action_space != batch.action_space:
+        raise ValueError(f"{model_path}: the model's observation or action space differs from its environment's "
+                         f"({config['env_id']} with the run's config)")
+    normalizer = load_run_normalizer(model_path)
+    manifest = build_manifest(config, batch, normalizer, model_path, np.random.default_rng(0))
+    observations = sample_observations(env, CHECK_OBSERVATIONS)
+    env.close()
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    observer = batch.observer
+    space = model.action_space
+    actor = DeterministicActor(model.policy, observer.slices, space.low, space.high).eval()
+    example = torch.zeros((1, observer.width), dtype=torch.float32)
+    # The TorchScript exporter (dynamo=False): the torch.export one needs onnxscript. Its deprecation notice and
+    # the tracer's note on the distribution's argument check (a constant for a traced graph) are expected.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        torch.onnx.export(actor, (example,), str(out / ONNX_NAME), input_names=["observation"],
+                          output_names=["action"], dynamic_axes={"observation": {0: "batch"}, "action": {0: "batch"}},
+                          opset_version=OPSET, dynamo=False)
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+    # the exported files against the model itself, through the runtime
+    expected = SB3Policy(model, normalizer)(observations)
+    flat = np.concatenate([observations[name].reshape(CHECK_OBSERVATIONS, -1) for name in observer.slices], axis=1)
+    error = float(np.abs(PolicyRuntime(out).act(flat) - expected).max())
+    manifest["check"] = {"observations": CHECK_OBSERVATIONS, "max_abs_action_error": error}
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    if not error <= CHECK_TOLERANCE:
+        raise ValueError(f"{out / ONNX_NAME}: the runtime's actions differ from the model's by {error:.3g} "
+                         f"(> {CHECK_TOLERANCE}) on {CHECK_OBSERVATIONS} observations")
+    return manifest
+
+
+def sample_observations(env, n: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """n observations of the environment under seeded random actions (new episodes as they end), batched."""
+    obs, _ = env.reset(seed=seed)
+    env.action_space.seed(seed)
+    out = []
+    for _ in range(n):
+        out.append(obs)
+        obs, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            obs, _ = env.reset()
+    return {key: np.stack([o[key] for o in out]) for key in out[0]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Export a trained policy as ONNX with its manifest.")
+    parser.add_argument("model", help="a train.py run's model.zip (config.yaml beside it)")
+    parser.add_argument("--out", required=True, help="directory for policy.onnx and manifest.json")
+    args = parser.parse_args(argv)
+    try:
+        manifest = export(args.model, args.out)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"acres_gym.agents.export: {msg}", file=sys.stderr)
+        return 2
+    obs = manifest["observation"]
+    print(f"wrote {Path(args.out) / ONNX_NAME} and {Path(args.out) / MANIFEST_NAME}: {len(obs['items'])} observation "
+          f"items ({obs['width']} values), action mode {manifest['action']['mode']!r} "
+          f"({', '.join(manifest['action']['components'])}); the runtime's actions differ from the model's by at "
+          f"most {manifest['check']['max_abs_action_error']:.2g} on {manifest['check']['observations']} observations")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+"""Policy export (ONNX + manifest) and the vehicle runtime ``acres_gym.deploy``: the runtime's actions and
+commands against the stable-baselines3 model and the environment's own DBW commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+import yaml
+from stable_baselines3.common.vec_env import VecNormalize
+
+import acres_gym  # noqa: F401
+from acres_gym.agents.export import command_map, sample_observations
+from acres_gym.agents.export import main as export_main
+from acres_gym.agents.sb3_models import SB3Policy, build_model, load_run_normalizer
+from acres_gym.constants import GEAR_NONE
+from acres_gym.dbw.reports import dbw_reports
+from acres_gym.deploy import COMMAND_MESSAGES, PolicyRuntime, command_value
+from acres_gym.envs.actions import ACTION_MODES
+from acres_gym.envs.config import plain
+from acres_gym.envs.sb3 import RangerSB3VecEnv
+from acres_gym.params import load_vehicle
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+
+FLAT = {"max_episode_s": 10.0,
+        "randomization": {"terrain": {"kind": "flat", "size_m": 200.0, "cell_m": 2.0, "surface": "dry_asphalt"},
+                          "patches": None, "wetness": None}}
+SPEED = ("acres_gym/RangerSpeedTracking-v1", {**FLAT, "task_options": {"spawn_xy_m": [-80.0, 0.0]}})
+PATH = ("acres_gym/RangerPathFollowing-v1", FLAT)
+GEAR = (SPEED[0], {**SPEED[1], "action_options": {"gear_axis": True}})
+# run name -> (algorithm, (env id, env config), command messages its episodes send)
+RUNS = {"ppo": ("ppo", SPEED, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
+        "sac": ("sac", PATH, ("steering/cmd", "ulc/cmd", "gear/cmd")),
+        "ppo_gear": ("ppo", GEAR, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd"))}
+
+
+def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0):
+    """A run directory as train.py leaves it (model.zip, config.yaml, vecnormalize.pkl), with an untrained
+    model whose action layer is scaled up so that its actions move the vehicle, and normaliser statistics
+    gathered from random driving."""
+    venv = gymnasium.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", config=env_config,
+                              autoreset_mode="SameStep")
+    env = VecNormalize(RangerSB3VecEnv(venv), norm_obs=True, norm_reward=False)
+    env.seed(seed)
+    env.reset()
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        env.step(rng.uniform(-1, 1, (2, *env.action_space.shape)).astype(np.float32))
+    kwargs = {"learning_starts": 0, "buffer_size": 1000} if algo == "sac" else {"n_steps": 64, "batch_size": 64}
+    model = build_model(algo, env, seed, kwargs, {"net_arch": [32, 32]})
+    torch.manual_seed(seed)
+    layer = model.policy.action_net if algo == "ppo" else model.policy.actor.mu
+    with torch.no_grad():
+        layer.weight.normal_(0.0, 0.5)
+        layer.bias.normal_(0.0, 0.3)
+    run = tmp_path / f"{algo}_run"
+    run.mkdir()
+    model.save(str(run / "model.zip"))
+    env.save(str(run / "vecnormalize.pkl"))
+    config = {"algo": algo, "env_id": env_id, "env_config": env_config, "task_config": venv.config,
+              "total_steps": 0, "seed": seed}
+    (run / "config.yaml").write_text(yaml.safe_dump(plain(config), sort_keys=False), encoding="utf-8")
+    env.close()
+    return run / "model.zip", model
+
+
+def export_run(tmp_path, algo, env_id, env_config):
+    model_zip, model = make_run(tmp_path, algo, env_id, env_config)
+    out = tmp_path / f"{algo}_policy"
+    assert export_main([str(model_zip), "--out", str(out)]) == 0
+    return model_zip, model, out
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """(model.zip, model, policy directory) of a PPO and a SAC run, exported once for the module."""
+    cache = {}
+
+    def get(which):
+        if which not in cache:
+            algo, task, _ = RUNS[which]
+            cache[which] = export_run(tmp_path_factory.mktemp(which), algo, *task)
+        return cache[which]
+
+    return get
+
+
+def collect(env_id, env_config, n, seed):
+    """n observations of the environment under random actions (new episodes as they end)."""
+    env = gymnasium.make(env_id, config=env_config)
+    obs = sample_observations(env, n, seed)
+    env.close()
+    return obs
+
+
+def flat(runtime: PolicyRuntime, obs: dict) -> np.ndarray:
+    """Dict observations (batched) as the runtime's flat vectors, in the manifest's order."""
+    n = next(iter(obs.values())).shape[0]
+    return np.concatenate([obs[i["name"]].reshape(n, -1) for i in runtime.items], axis=1)
+
+
+@pytest.mark.parametrize(("algo", "task"), [("ppo", SPEED), ("sac", PATH)])
+def test_runtime_actions_equal_the_sb3_deterministic_actions(exported, algo, task):
+    env_id, env_config = task
+    model_zip, model, out = exported(algo)
+    runtime = PolicyRuntime(out)
+    obs = collect(env_id, env_config, 1000, seed=3)
+    expected = SB3Policy(model, load_run_normalizer(model_zip))(obs)
+    got = runtime.act(flat(runtime, obs))
+    assert got.shape == expected.shape == (1000, model.action_space.shape[0])
+    assert np.abs(got - expected).max() <= 1e-5
+    assert np.std(expected, axis=0).min() > 0.05  # the actions vary: the comparison is not of constants
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["observation"]["normalization"] is not None
+    assert manifest["check"]["observations"] == 200 and manifest["check"]["max_abs_action_error"] <= 1e-5
+    assert [i["name"] for i in manifest["observation"]["items"]] == list(obs)  # the environment's order
+
+
+def host_inputs(batch) -> dict:
+    """The non-report observation items, as the node hosting the runtime gets them from its IMU and planner."""
+    f = batch.frame
+    t = f.task
+    return {"yaw_rate": f.yaw_rate_rad_s[0], "roll_pitch": [f.roll_rad[0], f.pitch_rad[0]],
+            "target_speed": t.target_speed[0], "lateral_error": t.lateral_error_m[0],
+            "heading_error": t.heading_error_rad[0], "path_points": t.path_points[0].ravel()}
+
+
+@pytest.mark.parametrize("which", ["ppo", "sac", "ppo_gear"])
+def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(exported, which):
+    """Reports in, commands out: the runtime drives the environment for a whole episode; every message it
+    returns is what the environment sends the DBW layer for that action, and the return is the SB3 model's."""
+    env_id, env_config = RUNS[which][1]
+    model_zip, model, out = exported(which)
+    policy = SB3Policy(model, load_run_normalizer(model_zip))
+    seed = 11
+
+    env = gymnasium.make(env_id, config=env_config)
+    obs, _ = env.reset(seed=seed)
+    sb3_return, sb3_steps, done = 0.0, 0, False
+    while not done:
+        obs, reward, term, trunc, _ = env.step(policy(obs))
+        sb3_return += reward
+        sb3_steps += 1
+        done = term or trunc
+
+    runtime = PolicyRuntime(out)
+    runtime.reset()
+    batch = env.unwrapped._batch
+    sent = []  # the command record as each sim.step call starts
+    sim_step = batch.sim.step
+
+    def recording_step(n):
+        sent.append(batch.sim.commands[0].copy())
+        return sim_step(n)
+
+    batch.sim.step = recording_step
+    obs, _ = env.reset(seed=seed)
+    runtime_return, done, steps, topics, gears = 0.0, False, 0, set(), []
+    while not done:
+        reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
+                   dbw_reports(batch.sim.params, batch.sim.state).items()}
+        built = runtime.observation(reports, host_inputs(batch))
+        np.testing.assert_array_equal(built, flat(runtime, {k: v[None] for k, v in obs.items()})[0])
+        messages = runtime.step(reports, host_inputs(batch))
+        obs, reward, term, trunc, _ = env.step(runtime.last_action)
+        cmd = sent[-1]
+        for topic, fields in COMMAND_MESSAGES.items():
+            fresh = [f for f, m in fields.items() if m is None]
+            if fresh:  # a message is sent exactly when the environment's is fresh
+                assert (topic in messages) == bool(cmd[fresh[0]]), (steps, topic)
+            for field, msg_field in fields.items():
+                if topic in messages and msg_field is not None and topic != "gear/cmd":
+                    assert messages[topic][msg_field] == cmd[field], (steps, topic, msg_field)
+        assert messages.get("gear/cmd", {"cmd": {"value": GEAR_NONE}})["cmd"]["value"] == cmd["gear_cmd"], steps
+        gears.append(cmd["gear_cmd"])
+        topics |= messages.keys()
+        runtime_return += reward
+        done = term or trunc
+        steps += 1
+    assert gears[0] != GEAR_NONE  # the first step shifts into a range
+    assert topics >= set(RUNS[which][2])
+    assert steps == sb3_steps
+    assert abs(runtime_return - sb3_return) <= 1e-6 * abs(sb3_return)
+    assert abs(sb3_return) > 1.0
+
+
+@pytest.mark.parametrize("name", [n for n, cls in ACTION_MODES.items() if cls.components])
+@pytest.mark.parametrize("gear_axis", [False, True])
+def test_every_box_action_mode_has_a_command_map(name, gear_axis):
+    params = load_vehicle("polaris_ranger_crew_xp1000")
+    mode = ACTION_MODES[name](params, {"gear_axis": gear_axis})
+    cmap = command_map(mode, np.random.default_rng(0))  # checked against mode.write on random actions
+    a = np.random.default_rng(1).uniform(-1, 1, (32, mode.flat_dim))
+    if gear_axis:
+        a[:, -1] = 0.0
+    decoded = mode.decode(a)
+    for f in cmap["fields"]:
+        if f["field"] in ("steer_cmd", "throttle_cmd", "brake_cmd", "ulc_cmd"):
+            value = command_value(f, a[:, f["component"]])
+            assert any(np.allclose(value, v, rtol=1e-12, atol=1e-12) for v in decoded.values()), f["field"]
+
+
+def test_importing_the_runtime_loads_no_torch_sb3_or_numba():
+    code = ("import sys, gymnasium, acres_gym.deploy; "
+            "bad = [m for m in ('torch', 'stable_baselines3', 'numba') if m in sys.modules]; "
+            "assert not bad, bad; "
+            "assert gymnasium.spec('acres_gym/RangerSpeedTracking-v1').id == 'acres_gym/RangerSpeedTracking-v1'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_runtime_runs_with_torch_sb3_numba_gymnasium_and_yaml_absent(exported, tmp_path):
+    """On the vehicle only numpy and onnxruntime are needed: the same step in a process where importing the
+    others fails gives the same messages."""
+    env_id, env_config = SPEED
+    _, _, out = exported("ppo")
+    env = gymnasium.make(env_id, config=env_config)
+    env.reset(seed=5)
+    batch = env.unwrapped._batch
+    reports = {m: {k: v[0].item() for k, v in fields.items()} for m, fields in
+               dbw_reports(batch.sim.params, batch.sim.state).items()}
+    inputs = {k: np.asarray(v, dtype=float).tolist() for k, v in host_inputs(batch).items()}
+    (tmp_path / "step.json").write_text(json.dumps({"reports": reports, "inputs": inputs}))
+    code = ("import sys, json\n"
+            "for m in ('torch', 'stable_baselines3', 'numba', 'gymnasium', 'yaml'): sys.modules[m] = None\n"
+            "from acres_gym.deploy import PolicyRuntime\n"
+            f"d = json.load(open({str(tmp_path / 'step.json')!r}))\n"
+            f"print(json.dumps(PolicyRuntime({str(out)!r}).step(d['reports'], d['inputs'])))\n")
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    expected = PolicyRuntime(out).step(reports, inputs)
+    assert json.loads(done.stdout) == json.loads(json.dumps(expected))
+    assert expected["throttle/cmd"]["cmd"] + expected["brake/cmd"]["cmd"] > 0.0
+
+
+def test_export_bad_input_is_one_line_and_status_2(tmp_path, capsys):
+    assert export_main([str(tmp_path / "nowhere" / "model.zip"), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "nowhere/model.zip" in err
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "model.zip").write_bytes(b"")
+    assert export_main([str(tmp_path / "run" / "model.zip"), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "config.yaml is missing" in err
+    (tmp_path / "run" / "config.yaml").write_text("algo: ppo\nenv_id: acres_gym/RangerSpeedTracking-v1\n")
+    assert export_main([str(tmp_path / "run" / "model.zip"), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("acres_gym.agents.export: ")
+
+
+def test_runtime_names_a_missing_report_field_or_input(exported):
+    env_id, env_config = SPEED
+    _, _, out = exported("ppo")
+    runtime = PolicyRuntime(out)
+    env = gymnasium.make(env_id, config=env_config)
+    env.reset(seed=0)
+    batch = env.unwrapped._batch
+    reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
+               dbw_reports(batch.sim.params, batch.sim.state).items()}
+    del reports["brake"]["percent_output"]
+    with pytest.raises(ValueError, match="'brake.percent_output' is missing"):
+        runtime.step(reports, host_inputs(batch))
+    reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
+               dbw_reports(batch.sim.params, batch.sim.state).items()}
+    inputs = host_inputs(batch)
+    del inputs["target_speed"]
+    with pytest.raises(ValueError, match="'target_speed' is missing"):
+        runtime.step(reports, inputs)
