@@ -279,6 +279,8 @@ def read_bag_reports(path: str | Path, namespace: str = DEFAULT_NAMESPACE) -> di
     try:
         wanted = {topic_name(namespace, rel): (message, kind) for message, (rel, kind) in REPORT_TOPICS.items()}
         connections = [c for c in reader.connections if c.topic in wanted]
+        if not connections:  # (an empty filter would read every topic)
+            return {}
         start_ns = reader.start_time
         times: dict[str, list[float]] = {}
         values: dict[str, list[list[float]]] = {}
