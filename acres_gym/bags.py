@@ -69,7 +69,6 @@ from pathlib import Path
 
 import numpy as np
 
-from acres_gym.constants import WHEEL_NAMES
 from acres_gym.dbw.reports import REPORT_FIELDS
 from acres_gym.replay import INPUT_COLUMNS, SUBSYSTEMS, TIME_COLUMN, Message, ReplayInputError, _parse_cell
 

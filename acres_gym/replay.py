@@ -1,14 +1,19 @@
 """``acres-replay``: run a recorded DBW command log through the DBW layer and the vehicle.
 
 Reads a CSV of timed DBW messages (the ds_dbw_msgs commands an autonomy stack sent, and the driver's
-inputs), replays them on one Ranger at the 120 Hz physics tick and writes a CSV of the reports and the
-vehicle state at a chosen rate.
+inputs), or a ROS 2 bag of ds_dbw_msgs command topics (``acres_gym.bags``: sqlite3 or MCAP, topics under
+``--namespace``, default ``/vehicle``), replays them on one Ranger at the 120 Hz physics tick and writes a
+CSV of the reports and the vehicle state at a chosen rate, or (``--out-bag DIR``, ``--storage
+sqlite3|mcap``) a bag of the report topics stamped with the simulated time; ``--with-commands`` copies
+the commands into that bag (a log ``acres-calibrate`` can fit), ``--to-csv`` only converts a bag's
+commands into the CSV below.
 
 Usage::
 
     acres-replay configs/replay/example_commands.csv --out drive.csv --out-hz 20
     acres-replay log.csv --surface grass --slope-percent 8 --set dbw.bias.brake_bar=5 > drive.csv
     python -m acres_gym.replay log.csv --terrain my_terrain.npz --duration 60 --out drive.csv
+    acres-replay drive.mcap --out-bag drive_sim --storage mcap
 
 Input. The first line names the columns: ``time_s`` (s, required) and any of
 

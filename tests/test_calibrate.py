@@ -87,7 +87,8 @@ def test_environment_config_takes_an_overlay(tmp_path):
         load_vehicle("polaris_ranger_crew_xp1000",
                      overlay={"tyre": {"rolling_resistance": {"value": 0.03, "unit": "N", "source": "x"}}})
     with pytest.raises(ValueError, match="unknown keys: 'tyre.rolling'"):
-        load_vehicle("polaris_ranger_crew_xp1000", overlay={"tyre": {"rolling": {"value": 1, "unit": "1", "source": "x"}}})
+        load_vehicle("polaris_ranger_crew_xp1000",
+                     overlay={"tyre": {"rolling": {"value": 1, "unit": "1", "source": "x"}}})
 
 
 def _error(capsys, argv) -> str:
