@@ -219,8 +219,9 @@ def _open_reader(path: Path):
     try:
         reader = AnyReader([path], default_typestore=typestore())
         reader.open()
-    except (AnyReaderError, OSError, ValueError) as exc:
-        raise BagError(f"{path}: not a readable ROS 2 bag: {exc}") from None
+    except Exception as exc:  # rosbags, sqlite3, mcap and YAML errors alike: the file is not a usable bag
+        kind = "" if isinstance(exc, (AnyReaderError, OSError)) else f"{type(exc).__name__}: "
+        raise BagError(f"{path}: not a readable ROS 2 bag: {kind}{exc}") from None
     return reader
 
 
@@ -245,8 +246,8 @@ def read_bag_commands(path: str | Path, namespace: str = DEFAULT_NAMESPACE) -> B
             expected_type = COMMAND_TOPICS[topics[c.topic]]
             if c.msgtype != expected_type:
                 raise BagError(f"{path}: topic {c.topic} has message type {c.msgtype}; expected {expected_type}")
-        start_ns = min((c_start for c_start in [reader.start_time]), default=0)
-        result = BagCommands([], int(start_ns))
+        start_ns = int(reader.start_time)
+        result = BagCommands([], start_ns)
         for index, (connection, timestamp, raw) in enumerate(reader.messages()):
             rel = topics.get(connection.topic)
             if rel is None:

@@ -538,7 +538,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--validate", default=None, metavar="OVERLAY",
                         help="only print the replay error per field with the shipped vehicle and with OVERLAY")
     parser.add_argument("--vehicle", default=None, metavar="NAME|PATH", help="vehicle file (default: the Ranger)")
-    parser.add_argument("--surface", default="dry_asphalt", metavar="NAME", help="flat ground of this surface")
+    parser.add_argument("--surface", default=None, metavar="NAME",
+                        help="flat ground of this surface (default dry_asphalt), as acres-replay")
+    parser.add_argument("--slope-percent", type=float, default=None, metavar="P",
+                        help="a plane rising P %% along +x (of --surface)")
+    parser.add_argument("--terrain", default=None, metavar="FILE",
+                        help="terrain: an .npz from acres_gym.terrain.to_file, or a JSON / YAML terrain config")
     parser.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=f"topic namespace (default {DEFAULT_NAMESPACE})")
     parser.add_argument("--out-hz", type=float, default=DEFAULT_OUT_HZ, help="sample rate of the error, Hz")
     parser.add_argument("--popsize", type=int, default=16, help="candidates (vehicles) per generation")
@@ -580,8 +585,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        from acres_gym.replay import terrain_from_args
         from acres_gym.sim import DEFAULT_VEHICLE
-        from acres_gym.terrain import flat
 
         if args.validate is None:
             if args.params is None or args.out is None:
@@ -594,10 +599,7 @@ def main(argv: list[str] | None = None) -> int:
             after_params = load_vehicle(vehicle, overlay=args.validate) if args.validate else None
         except (ValueError, FileNotFoundError) as exc:
             raise CalibrationError(str(exc)) from None
-        try:
-            terrain = flat(args.surface)
-        except (ValueError, KeyError) as exc:
-            raise CalibrationError(f"--surface: {exc}") from None
+        terrain = terrain_from_args(args)
         log = load_log(args.log, args.namespace, args.out_hz)
     except ReplayInputError as exc:
         parser.error(str(exc))

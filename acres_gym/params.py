@@ -332,6 +332,18 @@ def _expected_unit(key: str) -> str | None:
     return TORQUE_CURVE_UNITS.get(key)
 
 
+def _read_json_object(path: Path) -> Mapping[str, Any]:
+    """The JSON object in ``path``; ``ValueError`` naming the file if it is not valid JSON or not an object."""
+    with path.open(encoding="utf-8") as f:
+        try:
+            doc = json.load(f)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(doc, Mapping):
+        raise ValueError(f"{path}: expected a JSON object at the top level")
+    return doc
+
+
 def read_vehicle_file(path: str | PathLike) -> dict[str, dict]:
     """Read a vehicle file into ``{dotted key: {"value", "unit", "source", ...}}`` (no validation of
     values; leaf shape, missing schema keys and units are checked).
@@ -341,13 +353,7 @@ def read_vehicle_file(path: str | PathLike) -> dict[str, dict]:
             from the schema's.
     """
     path = Path(path)
-    with path.open(encoding="utf-8") as f:
-        try:
-            doc = json.load(f)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON: {exc}") from exc
-    if not isinstance(doc, Mapping):
-        raise ValueError(f"{path}: expected a JSON object at the top level")
+    doc = _read_json_object(path)
     leaves: dict[str, dict] = {}
     _flatten(doc, "", leaves, str(path))
     missing = [k for k in _ALL_KEYS if k not in leaves]
@@ -396,13 +402,7 @@ def read_overlay(overlay: str | PathLike | Mapping[str, Any]) -> dict[str, dict]
     else:
         path = Path(overlay).expanduser()
         where = str(path)
-        with path.open(encoding="utf-8") as f:
-            try:
-                doc = json.load(f)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: not valid JSON: {exc}") from None
-        if not isinstance(doc, Mapping):
-            raise ValueError(f"{path}: expected a JSON object at the top level")
+        doc = _read_json_object(path)
     leaves: dict[str, dict] = {}
     _flatten(doc, "", leaves, where)
     unknown = [k for k in leaves if not is_known_key(k)]

@@ -494,6 +494,18 @@ def _terrain(args):
     return flat(surface)
 
 
+def terrain_from_args(args) -> object:
+    """The terrain of the ``--terrain`` / ``--surface`` / ``--slope-percent`` options (default flat dry
+    asphalt); a ``ReplayInputError`` naming the option when it cannot be built."""
+    try:
+        return _terrain(args)
+    except ReplayInputError:
+        raise
+    except (ValueError, FileNotFoundError) as exc:
+        option = "--terrain" if args.terrain else ("--surface" if args.surface else "--slope-percent")
+        raise ReplayInputError(f"{option}: {exc}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acres-replay",
@@ -564,13 +576,7 @@ def main(argv: list[str] | None = None) -> int:
                 params = load_vehicle(vehicle, overrides=overrides)
             except ValueError as exc:
                 raise ReplayInputError(f"--set: {exc}") from None
-        try:
-            terrain = _terrain(args)
-        except ReplayInputError:
-            raise
-        except (ValueError, FileNotFoundError) as exc:
-            option = "--terrain" if args.terrain else ("--surface" if args.surface else "--slope-percent")
-            raise ReplayInputError(f"{option}: {exc}") from None
+        terrain = terrain_from_args(args)
         from acres_gym.bags import is_bag
 
         bag_start_ns = 0
@@ -637,15 +643,14 @@ def _warn_diverged(sim) -> int:
     return 0
 
 
-def write_output(parser: argparse.ArgumentParser, path: str, write, mode: str = "w") -> None:
-    """Run ``write(file)`` on ``path`` ("-" = stdout), opened in text (``mode`` "w") or binary ("wb") mode;
-    an output that cannot be opened or written, or a reader that closes the pipe early, ends the
-    program with exit status 2 and one line on stderr (no traceback)."""
+def write_output(parser: argparse.ArgumentParser, path: str, write) -> None:
+    """Run ``write(file)`` on the text file ``path`` ("-" = stdout); an output that cannot be opened or
+    written, or a reader that closes the pipe early, ends the program with exit status 2 and one line
+    on stderr (no traceback)."""
     if path == "-":
-        out = sys.stdout if mode == "w" else sys.stdout.buffer
         try:
-            write(out)
-            out.flush()
+            write(sys.stdout)
+            sys.stdout.flush()
         except BrokenPipeError:
             # the reader went away (``| head``): silence the interpreter's final flush of stdout too
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -655,7 +660,7 @@ def write_output(parser: argparse.ArgumentParser, path: str, write, mode: str = 
             parser.exit(2, f"{parser.prog}: error: cannot write the output to stdout: {exc.strerror or exc}\n")
         return
     try:
-        out = open(path, mode, newline="", encoding="utf-8") if mode == "w" else open(path, mode)
+        out = open(path, "w", newline="", encoding="utf-8")
     except OSError as exc:
         parser.error(f"--out {path}: {exc.strerror or exc}")
     try:
@@ -671,4 +676,8 @@ __all__ = ["INPUT_COLUMNS", "MAX_DURATION_S", "OUTPUT_COLUMNS", "Message", "Repl
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run the importable module's main, so that acres_gym.bags (which imports acres_gym.replay) and this
+    # script share one ReplayInputError class
+    from acres_gym.replay import main as _main
+
+    sys.exit(_main())

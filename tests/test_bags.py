@@ -161,6 +161,8 @@ def test_bag_to_csv_round_trip(tmp_path):
     assert to_csv_main([str(bag), "--out", str(out)]) == 0
     again = read_commands(out)
     assert len(again) >= len(commands)
+    assert main([str(bag), "--to-csv", "--out", str(tmp_path / "same.csv")]) == 0
+    assert (tmp_path / "same.csv").read_text() == out.read_text()
     # the converted log replays to the identical output
     assert main([str(out), "--out", str(tmp_path / "a.csv"), "--out-hz", "20"]) == 0
     assert main([str(EXAMPLE), "--out", str(tmp_path / "b.csv"), "--out-hz", "20"]) == 0
