@@ -40,11 +40,13 @@ Jacobian J_f by central differences (2 P + 1 vehicles in one more batched replay
 inverse of that field's residual variance s_f^2 at the optimum and deflated by (1 - rho_f) / (1 + rho_f)
 for the lag-1 autocorrelation rho_f of its residuals (samples of a time series are not independent):
 covariance = (sum_f J_f^T J_f (1 - rho_f) / (s_f^2 (1 + rho_f)))^-1. The printed uncertainty is one
-standard deviation; it assumes the model's structure is right (only parameters are off).
+standard deviation; it assumes the model's structure is right (only parameters are off) and the search
+converged. In the identifiability study it came out up to 5 times smaller than the actual errors: treat
+it as a lower bound.
 
 Identifiability study (``python -m acres_gym.calibrate identifiability``): a designed 42 s drive
 (``excitation_commands``: steering steps of 20-300 deg, throttle steps, brake steps, a coast-down) is
-replayed on the model with hidden parameters (``STUDY_PERTURBATION``: eight keys moved 20-50 %), the
+replayed on the model with hidden parameters (``STUDY_PERTURBATION``: eight keys moved 20-40 %), the
 reports get sensor noise (``STUDY_NOISE``) and are rounded to their CAN resolution, and the calibration
 starts from the shipped values. It prints the hidden, fitted and 1-sigma values and the wall time.
 
