@@ -62,6 +62,7 @@ import math
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,13 +217,28 @@ def simulate(log: CalibrationLog, params: np.recarray, terrain=None) -> np.ndarr
     from acres_gym.sim import RangerSim
 
     sim = RangerSim(len(params), params=params, terrain=terrain)
-    sim.serial = True  # calls of a few ticks each: the thread pool's start-up costs more than it gains
     rows = [REPORT_ROW[f] for f in log.fields]
     out: list[np.ndarray] = []
-    replay(log.messages, sim, log.duration_s, log.out_hz,
-           observe=lambda s: report_table(s.params, s.state, exact=True)[rows], write=out.append,
-           max_duration_s=max(log.duration_s, MAX_DURATION_S))
+    with _one_thread():
+        replay(log.messages, sim, log.duration_s, log.out_hz,
+               observe=lambda s: report_table(s.params, s.state, exact=True)[rows], write=out.append,
+               max_duration_s=max(log.duration_s, MAX_DURATION_S))
     return np.stack(out, axis=1)
+
+
+@contextmanager
+def _one_thread():
+    """numba on one thread for the enclosed calls: a replay advances its vehicles a few ticks per call (from
+    one message to the next), where starting the thread pool costs more than it gains (5-7 times slower on
+    a busy two-core machine)."""
+    import numba
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(threads)
 
 
 def scaled_errors(log: CalibrationLog, simulated: np.ndarray) -> np.ndarray:

@@ -193,9 +193,6 @@ class RangerSim:
         elif overrides:
             raise ValueError("give either params or overrides, not both (apply overrides with load_vehicle)")
         self.params = make_params_array(params, self.n)
-        # True: advance the vehicles one after another in the calling thread (faster than the thread pool
-        # for short calls of a few ticks on a busy machine, e.g. the batched replays of calibration)
-        self.serial = False
         if terrain is None:
             terrain = flat()
         if isinstance(terrain, TerrainStack):
@@ -255,7 +252,7 @@ class RangerSim:
         elif not (isinstance(commands, np.ndarray) and commands.dtype == COMMAND_DTYPE
                   and commands.shape == (self.n,)):
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
-        kernel = run_ticks_serial if self.n == 1 or self.serial else run_ticks
+        kernel = run_ticks_serial if self.n == 1 else run_ticks
         kernel(self.params, self.state, commands, int(n_ticks), self.terrain.height_m,
                self.terrain.surface_id, self.terrain.wetness, self.terrain.origin_xy_m,
                self.terrain.cell_m, self._surfaces)
