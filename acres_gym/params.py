@@ -58,6 +58,7 @@ __all__ = [
     "new_params",
     "load_vehicle",
     "read_vehicle_file",
+    "read_overlay",
     "set_parameter",
     "set_parameters",
     "is_known_key",
@@ -331,6 +332,18 @@ def _expected_unit(key: str) -> str | None:
     return TORQUE_CURVE_UNITS.get(key)
 
 
+def _read_json_object(path: Path) -> Mapping[str, Any]:
+    """The JSON object in ``path``; ``ValueError`` naming the file if it is not valid JSON or not an object."""
+    with path.open(encoding="utf-8") as f:
+        try:
+            doc = json.load(f)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(doc, Mapping):
+        raise ValueError(f"{path}: expected a JSON object at the top level")
+    return doc
+
+
 def read_vehicle_file(path: str | PathLike) -> dict[str, dict]:
     """Read a vehicle file into ``{dotted key: {"value", "unit", "source", ...}}`` (no validation of
     values; leaf shape, missing schema keys and units are checked).
@@ -340,13 +353,7 @@ def read_vehicle_file(path: str | PathLike) -> dict[str, dict]:
             from the schema's.
     """
     path = Path(path)
-    with path.open(encoding="utf-8") as f:
-        try:
-            doc = json.load(f)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON: {exc}") from exc
-    if not isinstance(doc, Mapping):
-        raise ValueError(f"{path}: expected a JSON object at the top level")
+    doc = _read_json_object(path)
     leaves: dict[str, dict] = {}
     _flatten(doc, "", leaves, str(path))
     missing = [k for k in _ALL_KEYS if k not in leaves]
@@ -378,12 +385,43 @@ def _resolve_vehicle_path(name_or_path: str | PathLike) -> Path:
     return path
 
 
-def load_vehicle(name_or_path: str | PathLike, overrides: Mapping[str, Any] | None = None) -> np.record:
+def read_overlay(overlay: str | PathLike | Mapping[str, Any]) -> dict[str, dict]:
+    """Read a vehicle overlay into ``{dotted key: {"value", "unit", "source", ...}}``.
+
+    An overlay is a part of a vehicle file: the same nesting and ``{"value", "unit", "source"}`` leaves,
+    with any subset of the keys (``acres-calibrate`` writes one). ``overlay`` is a JSON file path or the
+    parsed dict.
+
+    Raises:
+        ValueError: not valid JSON, a leaf lacks value / unit / source, an unknown key (named, with
+            close matches) or a unit that differs from the schema's.
+        FileNotFoundError: no such file.
+    """
+    if isinstance(overlay, Mapping):
+        doc, where = overlay, "overlay"
+    else:
+        path = Path(overlay).expanduser()
+        where = str(path)
+        doc = _read_json_object(path)
+    leaves: dict[str, dict] = {}
+    _flatten(doc, "", leaves, where)
+    unknown = [k for k in leaves if not is_known_key(k)]
+    if unknown:
+        raise ValueError(f"{where}: unknown keys: " + "; ".join(f"{k!r}{_suggest(k)}" for k in unknown))
+    bad_units = [f"{k} has unit {leaf['unit']!r}, expected {_expected_unit(k)!r}" for k, leaf in leaves.items()
+                 if _expected_unit(k) is not None and leaf["unit"] != _expected_unit(k)]
+    if bad_units:
+        raise ValueError(f"{where}: " + "; ".join(bad_units))
+    return leaves
+
+
+def load_vehicle(name_or_path: str | PathLike, overrides: Mapping[str, Any] | None = None,
+                 overlay: str | PathLike | Mapping[str, Any] | None = None) -> np.record:
     """Load a vehicle parameter file and return its finalised parameter record.
 
     The seed's load path: every JSON value is set with ``set_parameter`` (unknown keys are reported in
-    one warning, not fatal), then ``overrides`` are applied, then ``finalize_parameters`` validates and
-    derives (seed ``FinalizeUtvParameters``).
+    one warning, not fatal), then the ``overlay``'s values replace the file's, then ``overrides`` are
+    applied, then ``finalize_parameters`` validates and derives (seed ``FinalizeUtvParameters``).
 
     Args:
         name_or_path: a vehicle name, looked up as ``vehicles/<name>.json`` in the config directory
@@ -403,6 +441,9 @@ def load_vehicle(name_or_path: str | PathLike, overrides: Mapping[str, Any] | No
         ValueError: a schema key is missing from the file, a leaf lacks value / unit / source, a unit
             differs from the schema's, a value is out of range, an override key is unknown, or a
             cross-check of ``finalize_parameters`` fails.
+
+    ``overlay``: a part of a vehicle file (``read_overlay``: a JSON path or a dict), for example the
+    fitted values ``acres-calibrate`` writes.
     """
     path = _resolve_vehicle_path(name_or_path)
     leaves = read_vehicle_file(path)
@@ -412,6 +453,13 @@ def load_vehicle(name_or_path: str | PathLike, overrides: Mapping[str, Any] | No
         set_parameters(params, values)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
+    if overlay is not None:
+        leaves = read_overlay(overlay)
+        try:
+            set_parameters(params, {key: leaf["value"] for key, leaf in leaves.items()})
+        except ValueError as exc:
+            where = "overlay" if isinstance(overlay, Mapping) else str(overlay)
+            raise ValueError(f"{where}: {exc}") from None
     if overrides:
         unknown = [k for k in overrides if not is_known_key(k)]
         if unknown:

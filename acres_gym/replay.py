@@ -1,14 +1,19 @@
 """``acres-replay``: run a recorded DBW command log through the DBW layer and the vehicle.
 
 Reads a CSV of timed DBW messages (the ds_dbw_msgs commands an autonomy stack sent, and the driver's
-inputs), replays them on one Ranger at the 120 Hz physics tick and writes a CSV of the reports and the
-vehicle state at a chosen rate.
+inputs), or a ROS 2 bag of ds_dbw_msgs command topics (``acres_gym.bags``: sqlite3 or MCAP, topics under
+``--namespace``, default ``/vehicle``), replays them on one Ranger at the 120 Hz physics tick and writes a
+CSV of the reports and the vehicle state at a chosen rate, or (``--out-bag DIR``, ``--storage
+sqlite3|mcap``) a bag of the report topics stamped with the simulated time; ``--with-commands`` copies
+the commands into that bag (a log ``acres-calibrate`` can fit), ``--to-csv`` only converts a bag's
+commands into the CSV below.
 
 Usage::
 
     acres-replay configs/replay/example_commands.csv --out drive.csv --out-hz 20
     acres-replay log.csv --surface grass --slope-percent 8 --set dbw.bias.brake_bar=5 > drive.csv
     python -m acres_gym.replay log.csv --terrain my_terrain.npz --duration 60 --out drive.csv
+    acres-replay drive.mcap --out-bag drive_sim --storage mcap
 
 Input. The first line names the columns: ``time_s`` (s, required) and any of
 
@@ -40,7 +45,10 @@ true / false). As on the vehicle, a steering, throttle, brake or ULC message sta
 command timeout (0.1 s) only: a log must repeat them (20 Hz is usual) to keep a subsystem engaged.
 
 Timing. A message takes effect on the first physics tick (1/120 s) starting at or after its time.
-The run lasts ``--duration`` (default: the last message time + 1 s), rounded to whole ticks.
+The run lasts ``--duration`` (default: the last message time + 1 s), rounded to whole ticks. A run
+longer than ``--max-duration`` (default ``MAX_DURATION_S`` = 3600 s of simulated time, about 60 MB of
+output at 20 Hz) is refused before it starts: a stray time stamp (a message at t = 1e6 s) would
+otherwise run for hours; raise the cap for a longer log.
 
 Output. One row per 1 / ``--out-hz`` s from time 0 to the end (the state after that many ticks),
 with the columns ``OUTPUT_COLUMNS``: time, pose (position of the centre of mass, ZYX Euler angles),
@@ -54,9 +62,12 @@ speeds. Booleans are written 0 / 1. Values are the model's at full precision (``
 environments' observations round them to the CAN resolution of the messages).
 
 Bad input (an unknown column, a cell that is not a number, a time going backwards, a mode number
-outside its enum, no ``time_s`` column; an unknown or out-of-range ``--set`` key, an unknown surface or
-vehicle, an ``--out-hz`` that does not divide 120) stops with exit status 2 and a message on stderr
-naming the line and column, or the option.
+outside its enum, no ``time_s`` column, a cell longer than the CSV field limit of 131,072 characters;
+an unknown or out-of-range ``--set`` key, an unknown surface or vehicle, an ``--out-hz`` that does not
+divide 120, a run longer than ``--max-duration``) stops with exit status 2 and a message on stderr
+naming the line and column, or the option. So does an output that cannot be written (a full disk,
+``--out /dev/full``) or that is closed early (a broken pipe, ``acres-replay log.csv | head``): one
+line on stderr, no traceback.
 """
 
 from __future__ import annotations
@@ -65,6 +76,7 @@ import argparse
 import csv
 import json
 import math
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -86,6 +98,9 @@ GEAR_VALUES = {0: "NONE", 1: "PARK", 2: "REVERSE", 3: "NEUTRAL", 4: "DRIVE (H)",
                7: "SPORT", 15: "CALIBRATE"}
 
 SUBSYSTEMS = ("steer", "throttle", "brake", "ulc")
+
+MAX_DURATION_S = 3600.0
+"""Default cap on the simulated time of one replay, s (``--max-duration``)."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +225,17 @@ def parse_commands(lines: Iterable[str], source: str = "<commands>") -> list[Mes
         ReplayInputError: naming ``source``, the line and the column of the first problem.
     """
     reader = csv.reader(lines)
+    try:
+        return _parse_rows(reader, source)
+    except csv.Error as exc:
+        line = reader.line_num
+        if "field limit" in str(exc):
+            raise ReplayInputError(f"{source}: line {line}: a cell longer than the CSV field limit of "
+                                   f"{csv.field_size_limit():,} characters") from None
+        raise ReplayInputError(f"{source}: line {line}: not a valid CSV line: {exc}") from None
+
+
+def _parse_rows(reader, source: str) -> list[Message]:
     header: list[str] | None = None
     messages: list[Message] = []
     previous: Message | None = None
@@ -278,7 +304,7 @@ def read_commands(path: str | Path) -> list[Message]:
 
 
 def _apply(c, message: Message, fresh: set[str]) -> None:
-    """Write one message's cells into the command record ``c`` (vehicle 0) and note the subsystems
+    """Write one message's cells into the command records ``c`` (every vehicle) and note the subsystems
     that received a message."""
     for name, value in message.cells.items():
         column = INPUT_COLUMNS[name]
@@ -323,26 +349,45 @@ def _format(value) -> str:
     return format(float(value), ".9g")
 
 
+def check_duration(duration_s: float, max_duration_s: float = MAX_DURATION_S, what: str = "--duration") -> float:
+    """``duration_s`` if it is a positive number of seconds within ``max_duration_s``, else a
+    ``ReplayInputError`` naming ``what``, the value and the cap."""
+    if not (math.isfinite(duration_s) and duration_s > 0.0):
+        raise ReplayInputError(f"{what} {duration_s!r}: expected a positive number of seconds")
+    if duration_s > max_duration_s:
+        raise ReplayInputError(f"{what} {duration_s:g} s: longer than the cap of {max_duration_s:g} s of "
+                               "simulated time (--max-duration); check the log's time stamps or raise the cap")
+    return duration_s
+
+
+def default_duration(messages: Sequence[Message]) -> float:
+    """The default run length: the last message time + 1 s."""
+    return (messages[-1].time_s if messages else 0.0) + 1.0
+
+
 def replay(messages: Sequence[Message], sim, duration_s: float | None = None, out_hz: float = PHYSICS_HZ,
-           write=None) -> list[list] | None:
-    """Run ``messages`` on vehicle 0 of ``sim`` (a ``RangerSim`` just reset) for ``duration_s`` (default:
-    the last message time + 1 s) and produce one ``OUTPUT_COLUMNS`` row every 1 / ``out_hz`` s, from
-    time 0 (the start state) to the end.
+           write=None, observe=None, max_duration_s: float = MAX_DURATION_S) -> list[list] | None:
+    """Run ``messages`` on the vehicles of ``sim`` (a ``RangerSim`` just reset; every vehicle gets the same
+    messages) for ``duration_s`` (default: the last message time + 1 s, at most ``max_duration_s``) and
+    produce one row every 1 / ``out_hz`` s, from time 0 (the start state) to the end.
 
     Messages take effect on the first tick starting at or after their time; between messages the
     command record is held (``RangerSim.step`` in chunks), with the fresh flags and the gear event on
-    the chunk's first tick only. Rows go to ``write(row)`` when given (then None is returned), else
-    they are returned as a list.
+    the chunk's first tick only. A row is ``observe(sim)`` (default: the ``OUTPUT_COLUMNS`` row of
+    vehicle 0). Rows go to ``write(row)`` when given (then None is returned), else they are returned
+    as a list.
     """
     every = ticks_per_row(out_hz)
     if duration_s is None:
-        duration_s = (messages[-1].time_s if messages else 0.0) + 1.0
-    if not (math.isfinite(duration_s) and duration_s > 0.0):
-        raise ReplayInputError(f"--duration {duration_s!r}: expected a positive number of seconds")
+        duration_s = check_duration(default_duration(messages), max_duration_s,
+                                    "duration (the last message time + 1 s)")
+    else:
+        check_duration(duration_s, max_duration_s)
     end = int(round(duration_s * PHYSICS_HZ))
     rows: list[list] = []
     emit = write if write is not None else rows.append
-    c = sim.commands[0]
+    row_of = observe if observe is not None else _row
+    c = sim.commands
     for name in SUBSYSTEMS:
         c[f"{name}_enable"] = True  # the default of a message that leaves its enable cell empty
     by_tick: dict[int, list[Message]] = {}
@@ -351,7 +396,7 @@ def replay(messages: Sequence[Message], sim, duration_s: float | None = None, ou
     message_ticks = sorted(t for t in by_tick if t < end)
     k = 0  # index into message_ticks
     tick = 0
-    emit(_row(sim))
+    emit(row_of(sim))
     while tick < end:
         fresh: set[str] = set()
         if k < len(message_ticks) and message_ticks[k] == tick:
@@ -369,7 +414,7 @@ def replay(messages: Sequence[Message], sim, duration_s: float | None = None, ou
         c["gear_cmd"] = 0  # a gear command is one event
         tick = stop
         if tick % every == 0:
-            emit(_row(sim))
+            emit(row_of(sim))
     return None if write is not None else rows
 
 
@@ -449,6 +494,18 @@ def _terrain(args):
     return flat(surface)
 
 
+def terrain_from_args(args) -> object:
+    """The terrain of the ``--terrain`` / ``--surface`` / ``--slope-percent`` options (default flat dry
+    asphalt); a ``ReplayInputError`` naming the option when it cannot be built."""
+    try:
+        return _terrain(args)
+    except ReplayInputError:
+        raise
+    except (ValueError, FileNotFoundError) as exc:
+        option = "--terrain" if args.terrain else ("--surface" if args.surface else "--slope-percent")
+        raise ReplayInputError(f"{option}: {exc}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acres-replay",
@@ -456,12 +513,27 @@ def build_parser() -> argparse.ArgumentParser:
                     "CSV of the DBW reports and the vehicle state.",
         epilog="Example: acres-replay configs/replay/example_commands.csv --out drive.csv --out-hz 20",
     )
-    parser.add_argument("commands", help="command log (CSV): time_s, then any of the command columns")
-    parser.add_argument("--out", metavar="FILE", default="-", help="output CSV (default: stdout)")
+    parser.add_argument("commands", help="command log: a CSV (time_s, then any of the command columns) or a "
+                                         "ROS 2 bag of ds_dbw_msgs commands (a directory, .db3 or .mcap)")
+    parser.add_argument("--out", metavar="FILE", default=None,
+                        help="output CSV (default: stdout, unless --out-bag is given)")
+    parser.add_argument("--out-bag", metavar="DIR", default=None,
+                        help="write the report topics as a ROS 2 bag (a new directory) stamped with the "
+                             "simulated time")
+    parser.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3",
+                        help="storage of --out-bag (default sqlite3)")
+    parser.add_argument("--with-commands", action="store_true",
+                        help="also write the command topics into --out-bag (a log for acres-calibrate)")
+    parser.add_argument("--namespace", default="/vehicle",
+                        help="topic namespace of the bags read and written (default /vehicle)")
+    parser.add_argument("--to-csv", action="store_true",
+                        help="only convert the bag's commands into a CSV command log (to --out) and stop")
     parser.add_argument("--out-hz", type=float, default=float(PHYSICS_HZ), metavar="HZ",
                         help=f"output rows per second; must divide {PHYSICS_HZ} (default {PHYSICS_HZ})")
     parser.add_argument("--duration", type=float, default=None, metavar="S",
                         help="simulated time, s (default: the last message time + 1 s)")
+    parser.add_argument("--max-duration", type=float, default=MAX_DURATION_S, metavar="S",
+                        help=f"refuse runs longer than S s of simulated time (default {MAX_DURATION_S:g})")
     parser.add_argument("--vehicle", default=None, metavar="NAME|PATH",
                         help="vehicle parameter file: a name under configs/vehicles or a JSON path "
                              "(default: the Polaris Ranger CREW XP 1000)")
@@ -485,8 +557,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.terrain is not None and (args.surface is not None or args.slope_percent is not None):
             raise ReplayInputError("--terrain cannot be combined with --surface or --slope-percent")
-        if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0.0):
-            raise ReplayInputError(f"--duration {args.duration:g}: expected a positive number of seconds")
+        if not (math.isfinite(args.max_duration) and args.max_duration > 0.0):
+            raise ReplayInputError(f"--max-duration {args.max_duration:g}: expected a positive number of seconds")
+        if args.duration is not None:
+            check_duration(args.duration, args.max_duration)
         every = ticks_per_row(args.out_hz)
         overrides = _parse_set(args.overrides)
         from acres_gym.params import load_vehicle
@@ -502,47 +576,108 @@ def main(argv: list[str] | None = None) -> int:
                 params = load_vehicle(vehicle, overrides=overrides)
             except ValueError as exc:
                 raise ReplayInputError(f"--set: {exc}") from None
-        try:
-            terrain = _terrain(args)
-        except ReplayInputError:
-            raise
-        except (ValueError, FileNotFoundError) as exc:
-            option = "--terrain" if args.terrain else ("--surface" if args.surface else "--slope-percent")
-            raise ReplayInputError(f"{option}: {exc}") from None
-        messages = read_commands(args.commands)
+        terrain = terrain_from_args(args)
+        from acres_gym.bags import is_bag
+
+        bag_start_ns = 0
+        if is_bag(args.commands):
+            from acres_gym.bags import read_bag_commands
+
+            bag = read_bag_commands(args.commands, args.namespace)
+            messages, bag_start_ns = bag.messages, bag.start_ns
+            print(f"{parser.prog}: {args.commands}: {bag.summary()}", file=sys.stderr)
+            if args.to_csv:
+                from acres_gym.bags import write_commands_csv
+
+                write_output(parser, args.out or "-", lambda out: write_commands_csv(out, messages))
+                return 0
+        elif args.to_csv:
+            raise ReplayInputError(f"--to-csv: {args.commands} is not a ROS 2 bag (a directory, .db3 or .mcap)")
+        else:
+            messages = read_commands(args.commands)
+        if args.duration is None:
+            check_duration(default_duration(messages), args.max_duration, "duration (the last message time + 1 s)")
         sim = RangerSim(1, params=params, terrain=terrain)
     except ReplayInputError as exc:
         parser.error(str(exc))
 
-    out: TextIO
-    close = False
-    if args.out == "-":
-        out = sys.stdout
-    else:
-        try:
-            out = open(args.out, "w", newline="", encoding="utf-8")
-        except OSError as exc:
-            parser.error(f"--out {args.out}: {exc.strerror or exc}")
-        close = True
-    try:
+    def write_rows(out: TextIO) -> None:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(OUTPUT_COLUMNS)
         replay(messages, sim, args.duration, PHYSICS_HZ / every,
-               write=lambda row: writer.writerow([_format(v) for v in row]))
-    finally:
-        if close:
-            out.close()
-        else:
-            out.flush()
+               write=lambda row: writer.writerow([_format(v) for v in row]), max_duration_s=args.max_duration)
+
+    if args.out_bag is not None:
+        from acres_gym.bags import ReportBagWriter, dropped_columns, write_command_bag
+        from acres_gym.dbw.reports import report_table
+
+        try:
+            bag_writer = ReportBagWriter(args.out_bag, args.storage, args.namespace, bag_start_ns)
+        except ReplayInputError as exc:
+            parser.error(str(exc))
+        try:
+            if args.with_commands:
+                write_command_bag(args.out_bag, messages, namespace=args.namespace, start_ns=bag_start_ns,
+                                  writer=bag_writer)
+                dropped = dropped_columns(messages)
+                if dropped:
+                    print(f"{parser.prog}: warning: no ds_dbw command topic carries {', '.join(dropped)}; "
+                          "left out of --out-bag", file=sys.stderr)
+            replay(messages, sim, args.duration, PHYSICS_HZ / every,
+                   observe=lambda sim: (float(sim.state.time_s[0]), report_table(sim.params, sim.state)[:, 0]),
+                   write=lambda row: bag_writer.write_reports(*row), max_duration_s=args.max_duration)
+            bag_writer.close()
+        except OSError as exc:
+            parser.exit(2, f"{parser.prog}: error: --out-bag {args.out_bag}: cannot write: {exc.strerror or exc}\n")
+        if args.out is None:
+            return _warn_diverged(sim)
+        sim = RangerSim(1, params=params, terrain=terrain)  # the CSV from a fresh start
+    write_output(parser, args.out or "-", write_rows)
+    return _warn_diverged(sim)
+
+
+def _warn_diverged(sim) -> int:
     if sim.state.diverged[0]:
         print(f"acres-replay: warning: the vehicle diverged at t = {sim.state.time_s[0]:.3f} s; the state "
               "is frozen from there", file=sys.stderr)
     return 0
 
 
-__all__ = ["INPUT_COLUMNS", "OUTPUT_COLUMNS", "Message", "ReplayInputError", "parse_commands", "read_commands",
-           "replay", "tick_at", "ticks_per_row", "main"]
+def write_output(parser: argparse.ArgumentParser, path: str, write) -> None:
+    """Run ``write(file)`` on the text file ``path`` ("-" = stdout); an output that cannot be opened or
+    written, or a reader that closes the pipe early, ends the program with exit status 2 and one line
+    on stderr (no traceback)."""
+    if path == "-":
+        try:
+            write(sys.stdout)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # the reader went away (``| head``): silence the interpreter's final flush of stdout too
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            parser.exit(2, f"{parser.prog}: error: output closed early (broken pipe); the run stopped\n")
+        except OSError as exc:
+            parser.exit(2, f"{parser.prog}: error: cannot write the output to stdout: {exc.strerror or exc}\n")
+        return
+    try:
+        out = open(path, "w", newline="", encoding="utf-8")
+    except OSError as exc:
+        parser.error(f"--out {path}: {exc.strerror or exc}")
+    try:
+        with out:
+            write(out)
+    except OSError as exc:
+        parser.exit(2, f"{parser.prog}: error: --out {path}: cannot write: {exc.strerror or exc}\n")
+
+
+__all__ = ["INPUT_COLUMNS", "MAX_DURATION_S", "OUTPUT_COLUMNS", "Message", "ReplayInputError", "check_duration",
+           "default_duration", "parse_commands", "read_commands", "replay", "tick_at", "ticks_per_row",
+           "write_output", "main"]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run the importable module's main, so that acres_gym.bags (which imports acres_gym.replay) and this
+    # script share one ReplayInputError class
+    from acres_gym.replay import main as _main
+
+    sys.exit(_main())

@@ -7,6 +7,8 @@ A task config is a dict with these top-level keys (every one optional except ``t
 ``task_options``     the task's own options (reference speed profile, path, termination limits)
 ``vehicle``          a vehicle name under ``configs/vehicles`` (default ``polaris_ranger_crew_xp1000``)
 ``vehicle_overrides`` dotted parameter keys applied to the vehicle (``{"mass.occupants": 2}``)
+``vehicle_overlay``  null, or a JSON file (or dict) of fitted values in the vehicle file's form, applied
+                     before the overrides (what ``acres-calibrate`` writes; ``params.read_overlay``)
 ``control_hz``       control rate; must divide the 120 Hz physics rate and be >= 10 Hz (the DBW command
                      timeout is 0.1 s): 10, 12, 15, 20, 24, 30, 40, 60 or 120 (default 20)
 ``max_episode_s``    episode length in simulated seconds: the episode is truncated after it (default 30; at
@@ -50,6 +52,7 @@ TOP_LEVEL_DEFAULTS: dict[str, Any] = {
     "task_options": {},
     "vehicle": "polaris_ranger_crew_xp1000",
     "vehicle_overrides": {},
+    "vehicle_overlay": None,
     "control_hz": 20,
     "max_episode_s": 30.0,
     "action_mode": "curvature+ulc_velocity",
@@ -277,6 +280,9 @@ def resolve_top_level(config: Mapping) -> dict:
     out["render"]["pixels_per_m"] = number("render.pixels_per_m", out["render"]["pixels_per_m"], 0.05, 500.0)
     if not isinstance(out["vehicle"], str):
         raise ValueError(f"vehicle = {out['vehicle']!r}: expected a vehicle name")
+    overlay = out["vehicle_overlay"]
+    if overlay is not None and not isinstance(overlay, (str, Path, Mapping)):
+        raise ValueError(f"vehicle_overlay = {overlay!r}: expected null, a JSON file path or a mapping")
     if out["observations"] is not None:
         obs = out["observations"]
         if isinstance(obs, str) or not isinstance(obs, (list, tuple)):

@@ -93,7 +93,8 @@ class RangerBatch:
             if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
                 raise ValueError(f"max_episode_steps = {max_steps!r}: expected a positive integer")
             self.max_steps = min(self.max_steps, int(max_steps))
-        self.randomizer = Randomizer(c["randomization"], self.n, c["vehicle"], c["vehicle_overrides"])
+        self.randomizer = Randomizer(c["randomization"], self.n, c["vehicle"], c["vehicle_overrides"],
+                                     c["vehicle_overlay"])
         self.sim = RangerSim(self.n, params=self.randomizer.base_params, terrain=self.randomizer.initial_stack())
         x0, x1, y0, y1 = self.randomizer.extent
         keep = TERRAIN_MARGIN_M + PATH_CLEARANCE_M

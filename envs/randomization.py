@@ -134,7 +134,8 @@ def live_surface_records(sim) -> np.recarray:
 class Randomizer:
     """Draws and applies the per-episode randomisation of N vehicles (see the module docstring)."""
 
-    def __init__(self, config: Mapping | None, n: int, vehicle: str, vehicle_overrides: Mapping | None) -> None:
+    def __init__(self, config: Mapping | None, n: int, vehicle: str, vehicle_overrides: Mapping | None,
+                 vehicle_overlay=None) -> None:
         self.n = n
         self.config = self._resolve(strip_comments(config or {}))
         self._check_batch_grid()
@@ -150,7 +151,7 @@ class Randomizer:
             self.table = default_surfaces()
         self._check_surfaces()
         self.vehicle = vehicle
-        self.base_params = load_vehicle(vehicle, overrides=dict(vehicle_overrides or {}))
+        self.base_params = load_vehicle(vehicle, overrides=dict(vehicle_overrides or {}), overlay=vehicle_overlay)
         self._base_bytes = np.array([self.base_params]).tobytes()
         self._check_parameter_ranges()
 

@@ -1,0 +1,119 @@
+"""Calibration: hidden steering parameters are recovered from a noisy log the model made; the overlay it
+writes loads into the vehicle and the environments; bad logs and keys are one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rosbags")
+pytest.importorskip("cma")
+
+from acres_gym.bags import write_command_bag  # noqa: E402
+from acres_gym.calibrate import (  # noqa: E402
+    STUDY_NOISE,
+    calibrate,
+    candidates,
+    excitation_commands,
+    load_log,
+    main,
+    values_of,
+    write_synthetic_log,
+)
+from acres_gym.params import load_vehicle  # noqa: E402
+
+KEYS = ["dbw.steering.delay_s", "dbw.steering.tau_s", "dbw.steering.slew_deg_s"]
+MOVES = np.array([1.4, 0.7, 0.65])  # +40 %, -30 %, -35 %
+
+
+@pytest.fixture(scope="module")
+def small_log(tmp_path_factory):
+    """A 14 s log of the excitation drive (the steering steps) made with hidden steering parameters,
+    with sensor noise and CAN resolution."""
+    base = load_vehicle("polaris_ranger_crew_xp1000")
+    hidden = values_of(base, KEYS) * MOVES
+    path = tmp_path_factory.mktemp("cal") / "log"
+    write_synthetic_log(path, excitation_commands(14.0), candidates(base, KEYS, hidden[None, :])[0],
+                        noise=STUDY_NOISE, seed=3)
+    return path, base, hidden
+
+
+def test_recovers_hidden_steering_parameters(small_log):
+    path, base, hidden = small_log
+    log = load_log(path)
+    assert "steering.steering_wheel_angle" in log.fields
+    fit = calibrate(log, base, KEYS, popsize=8, generations=30, seed=1)
+    assert fit.error_after < 0.05 * fit.error_before
+    rel = np.abs(fit.fitted - hidden) / hidden
+    assert np.all(rel < 0.10), (fit.fitted, hidden)
+    # the stated 1-sigma uncertainties are finite, small, and cover the truth within 4 sigma
+    assert np.all(np.isfinite(fit.sigma)) and np.all(fit.sigma / hidden < 0.15)
+    assert np.all(np.abs(fit.fitted - hidden) < 4 * fit.sigma + 1e-3 * hidden)
+
+
+def test_cli_writes_an_overlay_that_loads(small_log, tmp_path, capsys):
+    path, base, hidden = small_log
+    out = tmp_path / "fit.json"
+    assert main([str(path), "--params", *KEYS, "--out", str(out), "--popsize", "8", "--generations", "10"]) == 0
+    text = capsys.readouterr().out
+    for key in KEYS:
+        assert key in text
+    assert "before" in text and "after" in text and "steering.steering_wheel_angle" in text
+    doc = json.loads(out.read_text())
+    leaf = doc["dbw"]["steering"]["delay_s"]
+    assert leaf["unit"] == "s" and leaf["source"].startswith(f"fitted: {path.name}, residual ")
+    fitted = load_vehicle("polaris_ranger_crew_xp1000", overlay=out)
+    assert fitted.steer_delay_s == pytest.approx(leaf["value"])
+    start = load_vehicle("polaris_ranger_crew_xp1000").steer_delay_s
+    assert abs(fitted.steer_delay_s - hidden[0]) < 0.5 * abs(start - hidden[0])
+    # validate: the replay error per field falls with the overlay
+    assert main([str(path), "--validate", str(out)]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:]}
+    before, after = float(rows["steering.steering_wheel_angle"][-2]), float(rows["steering.steering_wheel_angle"][-1])
+    assert after < 0.5 * before
+
+
+def test_environment_config_takes_an_overlay(tmp_path):
+    import gymnasium
+
+    overlay = {"tyre": {"rolling_resistance": {"value": 0.031, "unit": "1", "source": "fitted: test, residual 0"}}}
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v1", config={"vehicle_overlay": overlay})
+    try:
+        assert env.unwrapped.sim.params.rolling_resistance[0] == pytest.approx(0.031)
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="tyre.rolling_resistance has unit 'N'"):
+        load_vehicle("polaris_ranger_crew_xp1000",
+                     overlay={"tyre": {"rolling_resistance": {"value": 0.03, "unit": "N", "source": "x"}}})
+    with pytest.raises(ValueError, match="unknown keys: 'tyre.rolling'"):
+        load_vehicle("polaris_ranger_crew_xp1000",
+                     overlay={"tyre": {"rolling": {"value": 1, "unit": "1", "source": "x"}}})
+
+
+def _error(capsys, argv) -> str:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert "Traceback" not in "\n".join(lines)
+    return lines[-1]
+
+
+def test_log_without_reports_is_an_error(tmp_path, capsys):
+    bag = tmp_path / "commands_only"
+    write_command_bag(bag, excitation_commands(2.0))
+    err = _error(capsys, [str(bag), "--params", "dbw.steering.delay_s", "--out", str(tmp_path / "o.json")])
+    assert "no report topics under namespace '/vehicle'" in err and str(bag) in err
+
+
+@pytest.mark.parametrize(("key", "expected"), [
+    ("mass.occupants", "--params mass.occupants: not calibratable: an integer parameter"),
+    ("driveline.adc", "--params driveline.adc: not calibratable: a boolean parameter"),
+    ("dbw.steering.delay", "not a vehicle parameter key (did you mean dbw.steering.delay_s"),
+])
+def test_non_calibratable_key_is_an_error(small_log, tmp_path, capsys, key, expected):
+    path, _base, _hidden = small_log
+    err = _error(capsys, [str(path), "--params", key, "--out", str(tmp_path / "o.json")])
+    assert expected in err
