@@ -140,11 +140,13 @@ class TrainingMonitor(BaseCallback):
 
     def _on_training_start(self) -> None:
         if self.show_bar:
+            import sys
+
             from tqdm.auto import tqdm
 
             total = int(self.model._total_timesteps)
-            self._bar = tqdm(total=total, initial=int(self.num_timesteps), unit="step", dynamic_ncols=True, disable=None, mininterval=0.5,
-                             smoothing=0.05)
+            self._bar = tqdm(total=total, initial=int(self.num_timesteps), unit="step", dynamic_ncols=True,
+                             mininterval=0.5 if sys.stderr.isatty() else 30.0, smoothing=0.05)
 
     def _on_step(self) -> bool:
         for row in _finished_episodes(self.locals["infos"]):
