@@ -38,12 +38,11 @@ from typing import Any
 
 import numpy as np
 import torch
+from acres_gym.envs.config import plain
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
-
-from acres_gym.envs.config import plain
 
 TASK_METRICS = {"speed_tracking": "speed_rmse_mps", "path_following": "lateral_rmse_m"}
 METRIC_LABELS = {"speed_rmse_mps": "speed RMSE (m/s)", "lateral_rmse_m": "lateral RMSE (m)",
@@ -418,7 +417,8 @@ def write_report(out: Path, report: dict, history: Mapping, results: Mapping[str
              f"{report['train_wall_s']:.1f} s of training ({report['train_steps_per_s']:.0f} steps/s), "
              f"{report['num_envs']} vehicles",
              f"- task metric: {METRIC_LABELS.get(metric, metric)}; evaluation every "
-             f"{report['eval_every_steps']} steps on {report['eval_episodes']} episodes from seed {report['eval_seed']}",
+             f"{report['eval_every_steps']} steps on {report['eval_episodes']} episodes from seed "
+             f"{report['eval_seed']}",
              "- first beats the baseline: " + (f"after {beat['steps']} steps, {beat['train_wall_s']:.1f} s of training"
                                                if beat else "not within this run"),
              "", "![learning curve](learning_curve.png)", "", "## Evaluation", "",
