@@ -210,7 +210,7 @@ class PeriodicEvaluation(BaseCallback):
         state = rng_state(self.model)
         training_mode = self.model.policy.training
         try:
-            result = self.evaluate(SB3Policy.factory(self.model, frozen_normalizer(self.model.get_vec_normalize_env())))
+            result = self.evaluate(SB3Policy.factory(self.model, self.model.get_vec_normalize_env()))
         finally:
             set_rng_state(self.model, state)
             self.model.policy.set_training_mode(training_mode)
@@ -227,17 +227,6 @@ class PeriodicEvaluation(BaseCallback):
         self.logger.record("eval/failed", mean["failed"])
         self.clock.paused(time.perf_counter() - t0)
         return entry
-
-
-def frozen_normalizer(normalizer: VecNormalize | None) -> VecNormalize | None:
-    """A copy of the training normaliser that normalises with today's statistics and never updates them."""
-    if normalizer is None:
-        return None
-    frozen = copy.copy(normalizer)
-    frozen.obs_rms = copy.deepcopy(normalizer.obs_rms)
-    frozen.ret_rms = copy.deepcopy(normalizer.ret_rms)
-    frozen.training = False
-    return frozen
 
 
 class RunCheckpoint(BaseCallback):

@@ -102,6 +102,8 @@ def test_train_user_errors_are_one_line_with_status_2(tmp_path, capsys):
     smoke = str(ROOT / "configs/train/smoke.yaml")
     missing = error("--config", str(tmp_path / "missing.yaml"))
     assert "config file" in missing and "missing.yaml does not exist" in missing
+    missing = error("--config", "no_such_config")  # a name: looked up under configs/train
+    assert "train/no_such_config.yaml does not exist" in missing
     assert "--set: unknown key 'num_env' (did you mean 'num_envs'?)" in error("--config", smoke, "--out",
                                                                              str(tmp_path / "y"), "--set", "num_env=2")
     assert "no such model" in error("--config", smoke, "--out", str(tmp_path / "z"), "--resume",
