@@ -218,6 +218,9 @@ def main(argv: list[str] | None = None) -> dict:
     if cfg["checkpoint_every_steps"]:
         callbacks.append(training.RunCheckpoint(cfg["checkpoint_every_steps"], out / "checkpoints", clock, history))
     start_steps = model.num_timesteps
+    print(f"training {cfg['algo'].upper()} on {cfg['env_id']} with {cfg['num_envs']} vehicles up to "
+          f"{cfg['total_steps']} steps; run directory {out}" + (f", tensorboard --logdir {tensorboard}" if tensorboard
+                                                                 else ""))
     clock.start()
     model.learn(total_timesteps=int(cfg["total_steps"]) - start_steps, callback=callbacks, progress_bar=False,
                 reset_num_timesteps=resume is None)

@@ -71,7 +71,8 @@ def frozen_normalizer(normalizer: VecNormalize | None) -> VecNormalize | None:
     """A copy of a normaliser that normalises with today's statistics and never updates them."""
     if normalizer is None:
         return None
-    frozen = copy.copy(normalizer)
+    frozen = object.__new__(type(normalizer))  # not copy.copy: VecNormalize's pickling wants a venv
+    frozen.__dict__.update(normalizer.__dict__)
     frozen.obs_rms = copy.deepcopy(normalizer.obs_rms)
     frozen.ret_rms = copy.deepcopy(normalizer.ret_rms)
     frozen.training = False

@@ -42,7 +42,7 @@ from acres_gym.envs.config import plain
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
-from stable_baselines3.common.vec_env import VecEnv, VecNormalize
+from stable_baselines3.common.vec_env import VecEnv
 
 TASK_METRICS = {"speed_tracking": "speed_rmse_mps", "path_following": "lateral_rmse_m"}
 METRIC_LABELS = {"speed_rmse_mps": "speed RMSE (m/s)", "lateral_rmse_m": "lateral RMSE (m)",
@@ -286,8 +286,11 @@ def save_run_state(model: BaseAlgorithm, model_zip: Path, normalizer_pkl: Path, 
 
 def load_run_state(state_pkl: Path) -> dict:
     """A state saved by ``save_run_state``."""
-    with open(state_pkl, "rb") as f:
-        state = pickle.load(f)
+    try:
+        with open(state_pkl, "rb") as f:
+            state = pickle.load(f)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+        raise RunError(f"{state_pkl}: not a readable training state ({type(exc).__name__})") from None
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
         raise RunError(f"{state_pkl}: not a training state of this version of train.py")
     return state
