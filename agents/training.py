@@ -310,22 +310,23 @@ def restore_run_state(model: BaseAlgorithm, state: Mapping, state_pkl: Path) -> 
 
 # --- report ----------------------------------------------------------------------------------------------
 
-def _rolling(values: list[float], window: int) -> np.ndarray:
-    v = np.asarray(values, dtype=float)
-    if v.size == 0:
-        return v
-    kernel = min(window, v.size)
-    c = np.cumsum(np.insert(v, 0, 0.0))
-    out = np.empty_like(v)
-    out[kernel - 1:] = (c[kernel:] - c[:-kernel]) / kernel
-    out[:kernel - 1] = c[1:kernel] / np.arange(1, kernel)
-    return out
+def _binned(x: list[float], y: list[float], bins: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    """Means of ``x`` and ``y`` over up to ``bins`` consecutive groups of points (in the order of ``x``);
+    NaNs left out of ``y``'s means."""
+    order = np.argsort(np.asarray(x, dtype=float), kind="stable")
+    if order.size == 0:
+        return np.empty(0), np.empty(0)
+    groups = np.array_split(order, min(bins, order.size))
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    with np.errstate(all="ignore"):
+        return (np.array([xs[g].mean() for g in groups]),
+                np.array([np.nanmean(ys[g]) if np.isfinite(ys[g]).any() else np.nan for g in groups]))
 
 
 def plot_learning_curve(path: Path, history: Mapping, metric: str, baseline: Mapping | None,
                         baseline_name: str | None, title: str) -> None:
-    """Return and task metric against steps and training wall time: training episodes (rolling mean of
-    ``window``), evaluations on the evaluation seeds, the baseline's evaluation as a line."""
+    """Return and task metric against steps and training wall time: training episodes (means over about
+    60 groups of consecutive episodes), evaluations on the evaluation seeds, the baseline's evaluation as a line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -333,13 +334,13 @@ def plot_learning_curve(path: Path, history: Mapping, metric: str, baseline: Map
 
     eps, evals = history["episodes"], history["evaluations"]
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.4), sharex="col")
-    window = max(1, len(eps) // 40)
+    per_group = max(1, round(len(eps) / 60))
     for col, xkey, xlabel in ((0, "steps", "environment steps"), (1, "wall_s", "training wall time (s)")):
         for row, key, ekey in ((0, "return", "episode_return"), (1, metric, metric)):
             ax = axes[row, col]
             if eps:
-                ax.plot([e[xkey] for e in eps], _rolling([e[key] for e in eps], window), color="tab:blue", lw=1.2,
-                        label=f"training episodes (mean of {window})")
+                ax.plot(*_binned([e[xkey] for e in eps], [e[key] for e in eps]), color="tab:blue", lw=1.2,
+                        label=f"training episodes (means of about {per_group})")
             if evals:
                 ax.plot([e[xkey] for e in evals], [e[ekey] for e in evals], "o-", color="tab:orange", ms=4,
                         label="evaluation seeds")
