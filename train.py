@@ -3,17 +3,25 @@
     python train.py --config configs/train/ppo_speed_tracking.yaml [--total-steps N] [--seed S] [--out DIR]
                     [--set env_config.randomization.terrain.grade_pct=[0,15] --set algo_kwargs.gamma=0.99 ...]
                     [--resume runs/<run>/model.zip | runs/<run>/checkpoints/model_<steps>_steps.zip]
+                    [--overwrite] [--verbose]
 
-Reads top to bottom: the training config, the environment (the native vector env, N vehicles stepped by
-one simulator call, behind the stable-baselines3 adapter), the model, training with checkpoints, the
-saved run, the evaluation. A run directory holds:
+Reads top to bottom: the training config, the run directory, the environment (the native vector env, N
+vehicles stepped by one simulator call, behind the stable-baselines3 adapter), the model, training with a
+progress bar, evaluations and checkpoints, the saved run, the final evaluation and the report. The
+callbacks, checkpoints and report live in ``acres_gym.agents.training``. A run directory holds:
 
     config.yaml          the resolved training config and the resolved task config (reproduces the run)
-    model.zip            the trained model (stable-baselines3 format)
-    vecnormalize.pkl     the observation normaliser, when ``normalize_observations`` is on
-    checkpoints/         model_<steps>_steps.zip (and the normaliser) every ``checkpoint_every_steps``
-    report.json          training time and speed, evaluation of the model and the baseline
-    tensorboard/         training curves, when tensorboard is installed
+    model.zip            the trained model (stable-baselines3 format), state.pkl (the rest of the training
+                         state, for --resume), vecnormalize.pkl (the observation normaliser, when on)
+    checkpoints/         model_<steps>_steps.zip with its normaliser and state every ``checkpoint_every_steps``
+    report.json          training time and speed, when the policy first beat the baseline, the evaluations
+    report.md            the same with learning_curve.png and evaluation.png
+    tensorboard/         SB3's curves and the task metrics (task/...), when tensorboard is installed
+
+``--total-steps`` (or ``--total-timesteps``) is the run's total: ``--resume`` continues a run up to it, and
+from a checkpoint gives bit for bit the model of the uninterrupted run with the same config and seed. An
+existing run directory is only replaced with ``--overwrite`` (resuming continues in its own directory).
+User errors stop with a one-line message and exit status 2.
 
 Training config keys (``configs/train/*.yaml``; unknown keys are an error):
 
@@ -24,6 +32,7 @@ Training config keys (``configs/train/*.yaml``; unknown keys are an error):
     normalize_observations, normalize_rewards: VecNormalize on the observations / rewards
     algo_kwargs: arguments of PPO / SAC;  policy_kwargs: net_arch, activation_fn (a name), log_std_init, ...
     checkpoint_every_steps: 0 = no checkpoints
+    eval_every_steps: evaluate on the evaluation seeds every so many steps (0 = only at the end)
     eval_episodes, eval_seed, baseline (ulc_pure_pursuit | pedal_pid | null)
 """
 
@@ -31,22 +40,22 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
-import re
-import time
+import shutil
 from pathlib import Path
 
 import gymnasium
 import torch
 import yaml
-from stable_baselines3.common.callbacks import CheckpointCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
-from acres_gym.agents.evaluate import baseline_entry, compare, format_table
-from acres_gym.agents.sb3_models import SB3Policy, algorithm_class, build_model
-from acres_gym.envs.config import check_keys, dotted_overrides, load_config, merge_configs, plain, strip_comments
+from acres_gym.agents import training
+from acres_gym.agents.evaluate import baseline_entry, evaluate, format_table
+from acres_gym.agents.sb3_models import algorithm_class, build_model
+from acres_gym.envs.config import (check_keys, dotted_overrides, load_config, merge_configs, plain, read_yaml,
+                                   strip_comments)
 from acres_gym.envs.sb3 import RangerSB3VecEnv
+from acres_gym.paths import config_path
 
 DEFAULTS = {
     "algo": "ppo",
@@ -63,15 +72,20 @@ DEFAULTS = {
     "algo_kwargs": {},
     "policy_kwargs": {},
     "checkpoint_every_steps": 50_000,
+    "eval_every_steps": 50_000,
     "eval_episodes": 8,
     "eval_seed": 100_000,
     "baseline": "ulc_pure_pursuit",
 }
+RunError = training.RunError
 
 
 def load_train_config(path: str, args: argparse.Namespace) -> dict:
-    """The training config: defaults, then the YAML file, then the command line."""
-    given = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    """The training config: defaults, then the YAML file (a path, or a name under configs/train), then
+    the command line."""
+    if not Path(path).is_file() and "/" not in path and not path.endswith((".yaml", ".yml")):
+        path = str(config_path("train", f"{path}.yaml"))
+    given = read_yaml(path)
     check_keys(str(path), given, DEFAULTS)
     cfg = {**DEFAULTS, **strip_comments(given)}
     if cfg["env_config"] is not None and not isinstance(cfg["env_config"], dict):
@@ -95,96 +109,153 @@ def make_env(cfg: dict):
                               config=cfg["env_config"], autoreset_mode="SameStep")
 
 
-def resume_files(model_zip: str) -> tuple[Path, Path | None]:
-    """The model to resume from and its observation normaliser: ``vecnormalize.pkl`` beside a run's
-    ``model.zip``, ``model_vecnormalize_<steps>_steps.pkl`` beside a checkpoint ``model_<steps>_steps.zip``
-    (None when the run did not normalise)."""
+def resume_files(model_zip: str) -> tuple[Path, Path | None, Path | None, Path]:
+    """The model to resume from, its observation normaliser (``vecnormalize.pkl`` beside a run's
+    ``model.zip``, ``model_vecnormalize_<steps>_steps.pkl`` beside a checkpoint; None when the run did not
+    normalise), its training state (None when missing) and its run directory."""
     model = Path(model_zip)
     if not model.is_file():
-        raise FileNotFoundError(f"--resume {model_zip}: no such model (a run's model.zip or a checkpoint .zip)")
-    steps = re.fullmatch(r"model_(\d+)_steps", model.stem)
-    name = f"model_vecnormalize_{steps.group(1)}_steps.pkl" if steps else "vecnormalize.pkl"
-    normalizer = model.parent / name
-    return model, normalizer if normalizer.is_file() else None
+        raise RunError(f"--resume {model_zip}: no such model (a run's model.zip or a checkpoint .zip)")
+    steps = model.stem[len("model_"):] if model.stem.startswith("model_") else None
+    normalizer = model.parent / (f"model_vecnormalize_{steps}.pkl" if steps else "vecnormalize.pkl")
+    state = training.state_path(model)
+    run_dir = model.parent.parent if model.parent.name == "checkpoints" else model.parent
+    return model, normalizer if normalizer.is_file() else None, state if state.is_file() else None, run_dir
+
+
+def prepare_run_dir(out: Path, overwrite: bool, resume_dir: Path | None) -> None:
+    """Refuse to overwrite an earlier run unless asked; a resumed run continues in its own directory."""
+    if not out.exists() or not any(out.iterdir()):
+        out.mkdir(parents=True, exist_ok=True)
+    elif resume_dir is not None and out.resolve() == resume_dir.resolve():
+        pass
+    elif not overwrite:
+        raise RunError(f"{out} holds an earlier run; pass --overwrite to replace it or --out for another directory")
+    elif resume_dir is not None and resume_dir.resolve().is_relative_to(out.resolve()):
+        raise RunError(f"--overwrite {out} would delete the model resumed from")
+    else:
+        shutil.rmtree(out)
+        out.mkdir(parents=True)
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description="Train PPO or SAC on an acres_gym task.")
-    parser.add_argument("--config", required=True, help="a training config, e.g. configs/train/smoke.yaml")
-    parser.add_argument("--total-steps", dest="total_steps", type=int, default=None)
+    parser.add_argument("--config", required=True, help="a training config, e.g. configs/train/smoke.yaml (or smoke)")
+    parser.add_argument("--total-steps", "--total-timesteps", dest="total_steps", type=int, default=None,
+                        help="the run's total environment steps (a resumed run continues up to it)")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", default=None, help="run directory (default runs/<config>_seed<seed>)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a config value by dotted key, e.g. env_config.max_episode_s=20 or "
                              "algo_kwargs.learning_rate=1e-4 (repeatable)")
     parser.add_argument("--resume", default=None, metavar="MODEL_ZIP",
-                        help="continue from a saved model (a run's model.zip or a checkpoint) for total_steps more")
+                        help="continue a run from its model.zip or a checkpoint, up to the total steps")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing run directory")
+    parser.add_argument("--verbose", action="store_true", help="print stable-baselines3's tables")
     args = parser.parse_args(argv)
+    try:
+        # --- 1. the config and the run directory --------------------------------------------------------------
+        cfg = load_train_config(args.config, args)
+        resume = resume_files(args.resume) if args.resume else None
+        previous = read_yaml(resume[3] / "config.yaml") if resume and (resume[3] / "config.yaml").is_file() else {}
+        for key in ("env_id", "algo"):
+            if previous and previous.get(key) != cfg[key]:
+                raise RunError(f"--resume {args.resume}: trained with {key} {previous.get(key)}, "
+                               f"the config asks for {cfg[key]}")
+        out = Path(cfg["out"])
+        prepare_run_dir(out, args.overwrite, resume[3] if resume else None)
+        torch.set_num_threads(int(cfg["torch_threads"]))
 
-    # --- 1. the config ---------------------------------------------------------------------------------
-    cfg = load_train_config(args.config, args)
-    out = Path(cfg["out"])
-    out.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(int(cfg["torch_threads"]))
+        # --- 2. the environment: N vehicles in one simulator, as an SB3 VecEnv; on resume the saved one ----
+        state = training.load_run_state(resume[2]) if resume and resume[2] else None
+        exact = state is not None and plain(cfg["env_config"]) == previous.get("env_config") \
+            and cfg["num_envs"] == previous.get("num_envs")
+        if exact:
+            env = state["env"]  # every vehicle mid-episode, as the run left it
+            venv_config = env.venv.config
+        else:
+            venv = make_env(cfg)
+            env, venv_config = RangerSB3VecEnv(venv), venv.config
+            env.seed(cfg["seed"])
+        if resume is not None and resume[1] is not None:
+            env = VecNormalize.load(str(resume[1]), env)  # the normaliser's statistics continue too
+            env.training = True
+        elif resume is None and (cfg["normalize_observations"] or cfg["normalize_rewards"]):
+            env = VecNormalize(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
+                               gamma=cfg["algo_kwargs"].get("gamma", 0.99))
 
-    # --- 2. the environment: N vehicles in one simulator, as an SB3 VecEnv ------------------------------
-    venv = make_env(cfg)
-    env = RangerSB3VecEnv(venv)
-    env.seed(cfg["seed"])
-    resume = resume_files(args.resume) if args.resume else None
-    if resume is not None and resume[1] is not None:
-        env = VecNormalize.load(str(resume[1]), env)  # the normaliser's statistics continue too
-        env.training = True
-    elif cfg["normalize_observations"] or cfg["normalize_rewards"]:
-        gamma = cfg["algo_kwargs"].get("gamma", 0.99)
-        env = VecNormalize(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
-                           gamma=gamma)
+        # --- 3. the model ------------------------------------------------------------------------------------------
+        tensorboard = str(out / "tensorboard") if importlib.util.find_spec("tensorboard") else None
+        verbose = 1 if args.verbose else 0
+        if resume is None:
+            model = build_model(cfg["algo"], env, cfg["seed"], cfg["algo_kwargs"], cfg["policy_kwargs"],
+                                tensorboard_log=tensorboard, device=cfg["device"], verbose=verbose)
+        else:
+            model = algorithm_class(cfg["algo"]).load(str(resume[0]), env=env, device=cfg["device"],
+                                                      tensorboard_log=tensorboard, verbose=verbose,
+                                                      force_reset=not exact)
+            if exact:
+                training.restore_run_state(model, state, resume[2])  # load() re-seeded every generator
+            else:
+                env.seed(cfg["seed"] + model.num_timesteps)
+            if model.num_timesteps >= cfg["total_steps"]:
+                raise RunError(f"--resume {args.resume}: the model has {model.num_timesteps} steps, not fewer than "
+                               f"total_steps = {cfg['total_steps']}; give a larger --total-steps")
+            print(f"resuming from {resume[0]} at {model.num_timesteps} steps" + (
+                "" if exact else " (not an exact continuation: a new environment"
+                + (", the training state file is missing)" if state is None else ", the env config changed)")))
+    except (RunError, FileNotFoundError, ValueError, KeyError, TypeError, AssertionError, yaml.YAMLError) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        parser.exit(2, f"train.py: error: {message}\n")
 
-    # --- 3. save the resolved config beside the model ---------------------------------------------------
-    resolved = {**cfg, "task_config": venv.config, "resumed_from": str(resume[0]) if resume else None}
+    # --- 4. save the resolved config beside the model -------------------------------------------------------
+    resolved = {**cfg, "task_config": venv_config, "resumed_from": str(resume[0]) if resume else None}
     (out / "config.yaml").write_text(yaml.safe_dump(plain(resolved), sort_keys=False), encoding="utf-8")
 
-    # --- 4. the model --------------------------------------------------------------------------------------
-    tensorboard = str(out / "tensorboard") if importlib.util.find_spec("tensorboard") else None
-    if resume is None:
-        model = build_model(cfg["algo"], env, cfg["seed"], cfg["algo_kwargs"], cfg["policy_kwargs"],
-                            tensorboard_log=tensorboard, device=cfg["device"], verbose=1)
-    else:
-        model = algorithm_class(cfg["algo"]).load(str(resume[0]), env=env, device=cfg["device"],
-                                                  tensorboard_log=tensorboard)
-        print(f"resuming from {resume[0]} at {model.num_timesteps} steps")
-
-    # --- 5. training, with checkpoints ----------------------------------------------------------------------
-    callbacks = []
+    # --- 5. training: progress bar, periodic evaluations, exact checkpoints -----------------------------------
+    metric = training.task_metric(venv_config)
+    def evaluate_policy(factory, mode=None):
+        return evaluate(factory, cfg["env_id"], int(cfg["eval_episodes"]), int(cfg["eval_seed"]), cfg["env_config"],
+                        mode)
+    baseline = evaluate_policy(*baseline_entry(cfg["baseline"])) if cfg["baseline"] else None
+    history = state["history"] if exact else training.new_history()
+    clock = training.TrainClock(offset=history["train_s"] if exact else 0.0)
+    evaluation = training.PeriodicEvaluation(cfg["eval_every_steps"], evaluate_policy, baseline, metric, clock, history)
+    callbacks = [training.TrainingMonitor(metric, clock, history), evaluation]
     if cfg["checkpoint_every_steps"]:
-        every = max(1, int(cfg["checkpoint_every_steps"]) // cfg["num_envs"])
-        callbacks.append(CheckpointCallback(save_freq=every, save_path=str(out / "checkpoints"), name_prefix="model",
-                                            save_vecnormalize=isinstance(env, VecNormalize)))
-    t0 = time.perf_counter()
-    model.learn(total_timesteps=int(cfg["total_steps"]), callback=callbacks or None, progress_bar=False,
+        callbacks.append(training.RunCheckpoint(cfg["checkpoint_every_steps"], out / "checkpoints", clock, history))
+    start_steps = model.num_timesteps
+    print(f"training {cfg['algo'].upper()} on {cfg['env_id']} with {cfg['num_envs']} vehicles up to "
+          f"{cfg['total_steps']} steps; run directory {out}" + (f", tensorboard --logdir {tensorboard}" if tensorboard
+                                                                 else ""))
+    clock.start()
+    model.learn(total_timesteps=int(cfg["total_steps"]) - start_steps, callback=callbacks, progress_bar=False,
                 reset_num_timesteps=resume is None)
-    train_s = time.perf_counter() - t0
-    model.save(str(out / "model.zip"))
-    normalizer = env if isinstance(env, VecNormalize) else None
-    if normalizer is not None:
-        normalizer.save(str(out / "vecnormalize.pkl"))
+    train_s = clock.elapsed() - clock.offset
+    training.save_run_state(model, out / "model.zip", out / "vecnormalize.pkl", out / "state.pkl", clock, history)
 
-    # --- 6. evaluation: the trained policy against the baseline, on the same seeds -------------------------
-    entries = {"learned": (SB3Policy.factory(model, normalizer), None)}
-    if cfg["baseline"]:
-        entries[cfg["baseline"]] = baseline_entry(cfg["baseline"])
-    results = compare(entries, cfg["env_id"], episodes=int(cfg["eval_episodes"]), seed=int(cfg["eval_seed"]),
-                      config=cfg["env_config"])
+    # --- 6. evaluation: the trained policy against the baseline, on the same seeds; the report -------------
+    final = evaluation.run()
+    results = {"learned": evaluation.last_result, **({cfg["baseline"]: baseline} if baseline else {})}
+    trained = model.num_timesteps - start_steps
     report = {
         "env_id": cfg["env_id"], "algo": cfg["algo"], "seed": cfg["seed"], "num_envs": cfg["num_envs"],
-        "total_steps": int(model.num_timesteps), "train_wall_s": train_s,
-        "train_steps_per_s": model.num_timesteps / train_s if train_s > 0 else None,
+        "total_steps": int(model.num_timesteps), "trained_steps": int(trained), "train_wall_s": train_s,
+        "total_train_wall_s": final["wall_s"], "train_steps_per_s": trained / train_s if train_s > 0 else None,
+        "task_metric": metric, "baseline": cfg["baseline"], "first_beats_baseline": history["first_beat"],
+        "eval_every_steps": cfg["eval_every_steps"], "eval_episodes": cfg["eval_episodes"],
+        "eval_seed": cfg["eval_seed"], "resumed_from": str(resume[0]) if resume else None, "exact_resume": exact,
+        "evaluations": history["evaluations"],
         "evaluation": {name: {"mean": r["mean"], "per_episode": r["per_episode"]} for name, r in results.items()},
     }
-    (out / "report.json").write_text(json.dumps(plain(report), indent=2), encoding="utf-8")
+    training.write_report(out, report, history, results, metric, cfg["baseline"],
+                          plots=importlib.util.find_spec("matplotlib") is not None)
     env.close()
-    print(f"\ntrained {cfg['algo'].upper()} on {cfg['env_id']} for {model.num_timesteps} steps in {train_s:.1f} s "
+    beat = history["first_beat"]
+    print(f"trained {cfg['algo'].upper()} on {cfg['env_id']} for {trained} steps in {train_s:.1f} s "
           f"({report['train_steps_per_s']:.0f} steps/s); run saved in {out}")
+    print("first beat the baseline " + (f"at {beat['steps']} steps, {beat['train_wall_s']:.1f} s of training"
+                                        if beat else "not yet") + f" (total {final['wall_s']:.1f} s)")
     print(f"evaluation over {cfg['eval_episodes']} episodes (seeds from {cfg['eval_seed']}):")
     print(format_table(results))
     return report

@@ -2,6 +2,8 @@
 
 - ``acres_gym.agents.baselines``: the vehicle's ULC with pure-pursuit steering, a PID on the pedals;
 - ``acres_gym.agents.sb3_models``: PPO / SAC from a training config, trained models as ``policy(obs)``;
+- ``acres_gym.agents.training``: what ``train.py`` runs around ``learn``: progress bar, task metrics,
+  periodic evaluation, exact checkpoints, the report and its plots;
 - ``acres_gym.agents.evaluate``: seeded evaluation and baseline-against-learned comparison
   (``python -m acres_gym.agents.evaluate``);
 - ``acres_gym.agents.export``: a trained run as ONNX with its manifest, for ``acres_gym.deploy``

@@ -7,12 +7,14 @@ or a dict as SB3 takes it. Unknown algorithms or SB3 arguments raise ``ValueErro
 
 ``SB3Policy(model, normalizer)`` turns a trained model into ``action = policy(obs)`` (deterministic by
 default) for single or batched observations; ``normalizer`` is the ``VecNormalize`` the model was trained
-behind (its observation statistics, frozen), or None. ``load_run_policy(model_path)`` loads what
+behind, or None: the policy normalises with a frozen copy of its statistics (``frozen_normalizer``), so
+the training normaliser stays as it was (evaluations during training). ``load_run_policy(model_path)`` loads what
 ``train.py`` saved in a run directory (model, normaliser, resolved config).
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Mapping
 from pathlib import Path
@@ -65,16 +67,26 @@ def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = N
                verbose=verbose, **kwargs)
 
 
+def frozen_normalizer(normalizer: VecNormalize | None) -> VecNormalize | None:
+    """A copy of a normaliser that normalises with today's statistics and never updates them."""
+    if normalizer is None:
+        return None
+    frozen = object.__new__(type(normalizer))  # not copy.copy: VecNormalize's pickling wants a venv
+    frozen.__dict__.update(normalizer.__dict__)
+    frozen.obs_rms = copy.deepcopy(normalizer.obs_rms)
+    frozen.ret_rms = copy.deepcopy(normalizer.ret_rms)
+    frozen.training = False
+    return frozen
+
+
 class SB3Policy:
     """A trained model as ``action = policy(obs)`` (single or batched ``Dict`` observations)."""
 
     def __init__(self, model: BaseAlgorithm, normalizer: VecNormalize | None = None,
                  deterministic: bool = True) -> None:
         self.model = model
-        self.normalizer = normalizer
+        self.normalizer = frozen_normalizer(normalizer)
         self.deterministic = deterministic
-        if normalizer is not None:
-            normalizer.training = False
 
     def reset(self, rows: np.ndarray | None = None) -> None:
         """The policy is feed-forward: nothing to clear."""

@@ -1,0 +1,424 @@
+"""What ``train.py`` needs around ``model.learn``: callbacks, exact checkpoints, the report and its plots.
+
+- ``TrainingMonitor``: a progress bar (tqdm) with the mean score of the last finished episodes, the task
+  metrics of every finished training episode logged to TensorBoard under ``task/`` (speed and lateral
+  RMSE, fuel per km, distance, success rate, the rate of each failure cause), and the learning curve
+  (per episode: steps, training wall time, return, task metric).
+- ``PeriodicEvaluation``: every ``every_steps`` (at the start of a rollout), the deterministic policy on
+  the evaluation seeds; the first evaluation that beats the baseline (``beats``) is remembered with its
+  steps and wall time. It runs between rollouts on a frozen copy of the observation normaliser and
+  restores every random generator afterwards, so it never changes what is learned.
+- ``RunCheckpoint`` and ``save_run_state`` / ``load_run_state``: a checkpoint taken between two PPO
+  updates holds everything an uninterrupted run would carry on with: the model (parameters, optimiser,
+  last observation, counters), the observation normaliser with its running returns, the training
+  environment itself (every vehicle mid-episode and its episode generator, pickled), the torch, numpy,
+  Python and action-space generators, and the history of the curves. ``train.py --resume`` from it
+  continues bit for bit (``tests/test_train_resume.py``). For SAC the replay buffer is saved too
+  (``replay_buffer.pkl``, large).
+- ``TrainClock``: training wall time, with the evaluations left out.
+- ``write_report``: ``report.json``, ``learning_curve.png``, ``evaluation.png`` and ``report.md``.
+
+The task metric (lower is better) is the speed RMSE for speed tracking and the lateral RMSE for path
+following (``TASK_METRICS``). A policy *beats* the baseline when its mean task metric over the evaluation
+episodes is lower, it fails in no larger share of them, and it covers at least ``MIN_DISTANCE_SHARE`` of the
+baseline's mean distance (a parked vehicle tracks a path well and a zero speed target perfectly).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import pickle
+import random
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from acres_gym.envs.config import plain
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+from stable_baselines3.common.vec_env import VecEnv
+
+TASK_METRICS = {"speed_tracking": "speed_rmse_mps", "path_following": "lateral_rmse_m"}
+METRIC_LABELS = {"speed_rmse_mps": "speed RMSE (m/s)", "lateral_rmse_m": "lateral RMSE (m)",
+                 "episode_return": "episode return"}
+FAILURES = ("rolled_over", "diverged", "off_course", "off_terrain")
+MIN_DISTANCE_SHARE = 0.9
+STATE_VERSION = 1
+
+
+class RunError(Exception):
+    """A user error in a training command (printed as one line, exit status 2)."""
+
+
+def task_metric(task_config: Mapping) -> str:
+    """The metric that says how well a task is done (lower is better)."""
+    return TASK_METRICS.get(task_config.get("task"), "speed_rmse_mps")
+
+
+def beats(learned: Mapping[str, float], baseline: Mapping[str, float], metric: str) -> bool:
+    """Whether evaluation means ``learned`` beat ``baseline`` (see the module docstring)."""
+    return (learned[metric] < baseline[metric] and learned["failed"] <= baseline["failed"]
+            and learned["distance_m"] >= MIN_DISTANCE_SHARE * baseline["distance_m"])
+
+
+class TrainClock:
+    """Wall time spent training: ``elapsed()`` counts from ``start()`` with the paused spans left out,
+    plus ``offset`` (the training time of the run a resumed one continues)."""
+
+    def __init__(self, offset: float = 0.0) -> None:
+        self.offset = offset
+        self._t0 = time.perf_counter()
+        self._paused = 0.0
+
+    def start(self) -> None:
+        self._t0 = time.perf_counter()
+        self._paused = 0.0
+
+    def elapsed(self) -> float:
+        return self.offset + time.perf_counter() - self._t0 - self._paused
+
+    def paused(self, seconds: float) -> None:
+        self._paused += seconds
+
+
+def new_history() -> dict[str, Any]:
+    """The record of a run's progress, carried through checkpoints: training episodes, evaluations."""
+    return {"episodes": [], "evaluations": [], "first_beat": None, "train_s": 0.0}
+
+
+# --- random generators --------------------------------------------------------------------------------
+
+def rng_state(model: BaseAlgorithm) -> dict[str, Any]:
+    """Every generator training draws from: torch (actions), numpy (minibatches, replay samples),
+    Python's, and the action space's (SAC's warm-up actions)."""
+    return {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
+            "action_space": copy.deepcopy(model.action_space.np_random.bit_generator.state)}
+
+
+def set_rng_state(model: BaseAlgorithm, state: Mapping[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    np.random.set_state(state["numpy"])
+    random.setstate(state["python"])
+    model.action_space.np_random.bit_generator.state = state["action_space"]
+
+
+# --- callbacks -------------------------------------------------------------------------------------------
+
+def _finished_episodes(infos: list[dict]) -> list[dict[str, float]]:
+    rows = []
+    for info in infos:
+        if "episode" not in info:
+            continue
+        m = info.get("metrics", {})
+        row = {"return": float(info["episode"]["r"]), "length": int(info["episode"]["l"])}
+        row.update({k: float(v) for k, v in m.items()})
+        failed = any(m.get(k, 0.0) for k in FAILURES)
+        row["failed"] = float(failed)
+        row["success"] = float(not failed and (bool(info.get("TimeLimit.truncated")) or bool(m.get("path_complete"))))
+        rows.append(row)
+    return rows
+
+
+class TrainingMonitor(BaseCallback):
+    """Progress bar, task metrics to TensorBoard and the learning curve (see the module docstring)."""
+
+    def __init__(self, metric: str, clock: TrainClock, history: dict, progress_bar: bool = True,
+                 window: int = 50) -> None:
+        super().__init__()
+        self.metric, self.clock, self.history = metric, clock, history
+        self.show_bar, self.window = progress_bar, window
+        self._bar = None
+        self._recent: list[dict[str, float]] = []
+        self._shown = 0.0
+
+    def _on_training_start(self) -> None:
+        if self.show_bar:
+            import sys
+
+            from tqdm.auto import tqdm
+
+            total = int(self.model._total_timesteps)
+            self._bar = tqdm(total=total, initial=int(self.num_timesteps), unit="step", dynamic_ncols=True,
+                             mininterval=0.5 if sys.stderr.isatty() else 30.0, smoothing=0.05)
+
+    def _on_step(self) -> bool:
+        for row in _finished_episodes(self.locals["infos"]):
+            self._recent = (self._recent + [row])[-self.window:]
+            self.history["episodes"].append({"steps": int(self.num_timesteps), "wall_s": self.clock.elapsed(),
+                                             "return": row["return"], self.metric: row.get(self.metric, math.nan)})
+            for key in ("speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km", "distance_m"):
+                if key in row and math.isfinite(row[key]):
+                    self.logger.record_mean(f"task/{key}", row[key])
+            self.logger.record_mean("task/success_rate", row["success"])
+            self.logger.record_mean("task/failure_rate", row["failed"])
+            for key in FAILURES:
+                self.logger.record_mean(f"task/failure/{key}", row.get(key, 0.0))
+        if self._bar is not None:
+            self._bar.update(int(self.num_timesteps) - self._bar.n)
+            now = time.perf_counter()
+            if self._recent and now - self._shown > 0.5:
+                self._shown = now
+                score = np.mean([r["return"] for r in self._recent])
+                value = np.mean([r.get(self.metric, math.nan) for r in self._recent])
+                self._bar.set_postfix_str(f"return {score:.1f}  {self.metric} {value:.3f}  "
+                                          f"(last {len(self._recent)} episodes)", refresh=False)
+        return True
+
+    def _on_training_end(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+class PeriodicEvaluation(BaseCallback):
+    """The policy on the evaluation seeds every ``every_steps``; see the module docstring.
+
+    ``evaluate(policy_factory) -> result`` runs ``acres_gym.agents.evaluate.evaluate`` on the
+    evaluation seeds; ``baseline`` is the baseline's result on the same seeds."""
+
+    def __init__(self, every_steps: int, evaluate: Callable[[Callable], dict], baseline: Mapping | None,
+                 metric: str, clock: TrainClock, history: dict) -> None:
+        super().__init__()
+        self.every_steps, self.evaluate, self.baseline = int(every_steps), evaluate, baseline
+        self.metric, self.clock, self.history = metric, clock, history
+        self.last_result: dict | None = None
+
+    def _due(self) -> bool:
+        done = [e["steps"] for e in self.history["evaluations"]]
+        last = max(done) if done else 0
+        return self.num_timesteps >= (last // self.every_steps + 1) * self.every_steps
+
+    def _on_rollout_start(self) -> None:
+        if self.every_steps > 0 and self.num_timesteps > 0 and self._due():
+            self.run()
+
+    def _on_step(self) -> bool:
+        return True
+
+    def run(self) -> dict:
+        """Evaluate now (training state untouched) and record the result."""
+        from acres_gym.agents.sb3_models import SB3Policy
+
+        t0 = time.perf_counter()
+        wall = self.clock.elapsed()
+        state = rng_state(self.model)
+        training_mode = self.model.policy.training
+        try:
+            result = self.evaluate(SB3Policy.factory(self.model, self.model.get_vec_normalize_env()))
+        finally:
+            set_rng_state(self.model, state)
+            self.model.policy.set_training_mode(training_mode)
+        self.last_result = result
+        mean = result["mean"]
+        entry = {"steps": int(self.num_timesteps), "wall_s": wall,
+                 **{k: mean[k] for k in ("episode_return", self.metric, "failed", "distance_m")}}
+        entry["beats_baseline"] = bool(self.baseline is not None and beats(mean, self.baseline["mean"], self.metric))
+        self.history["evaluations"].append(entry)
+        if entry["beats_baseline"] and self.history["first_beat"] is None:
+            self.history["first_beat"] = {"steps": entry["steps"], "train_wall_s": wall}
+        self.logger.record("eval/episode_return", mean["episode_return"])
+        self.logger.record(f"eval/{self.metric}", mean[self.metric])
+        self.logger.record("eval/failed", mean["failed"])
+        self.clock.paused(time.perf_counter() - t0)
+        return entry
+
+
+class RunCheckpoint(BaseCallback):
+    """An exact checkpoint (``save_run_state``) every ``every_steps``, taken between two updates, as
+    ``checkpoints/model_<steps>_steps.zip`` with its ``model_vecnormalize_<steps>_steps.pkl`` and
+    ``model_state_<steps>_steps.pkl``."""
+
+    def __init__(self, every_steps: int, folder: Path, clock: TrainClock, history: dict) -> None:
+        super().__init__()
+        self.every_steps, self.folder, self.clock, self.history = int(every_steps), Path(folder), clock, history
+        self._next: int | None = None
+
+    def _on_training_start(self) -> None:
+        self._next = (int(self.num_timesteps) // self.every_steps + 1) * self.every_steps
+
+    def _on_rollout_start(self) -> None:
+        if self.num_timesteps >= self._next:
+            self._next = (int(self.num_timesteps) // self.every_steps + 1) * self.every_steps
+            t0 = time.perf_counter()
+            steps = int(self.num_timesteps)
+            save_run_state(self.model, self.folder / f"model_{steps}_steps.zip",
+                           self.folder / f"model_vecnormalize_{steps}_steps.pkl",
+                           self.folder / f"model_state_{steps}_steps.pkl", self.clock, self.history)
+            self.clock.paused(time.perf_counter() - t0)
+
+    def _on_step(self) -> bool:
+        return True
+
+
+# --- exact checkpoints -------------------------------------------------------------------------------------
+
+def state_path(model_zip: Path) -> Path:
+    """The state file beside a model: ``state.pkl`` for ``model.zip``, ``model_state_<n>_steps.pkl`` for a
+    checkpoint ``model_<n>_steps.zip``."""
+    stem = model_zip.stem
+    return model_zip.with_name(f"model_state_{stem[len('model_'):]}.pkl" if stem.startswith("model_") else "state.pkl")
+
+
+def save_run_state(model: BaseAlgorithm, model_zip: Path, normalizer_pkl: Path, state_pkl: Path,
+                   clock: TrainClock, history: dict) -> None:
+    """Save the model, its normaliser and the rest of the training state (see the module docstring)."""
+    model_zip.parent.mkdir(parents=True, exist_ok=True)
+    model.save(str(model_zip))
+    normalizer = model.get_vec_normalize_env()
+    inner: VecEnv = model.get_env()
+    if normalizer is not None:
+        normalizer.save(str(normalizer_pkl))
+        inner = normalizer.venv
+    state = {"version": STATE_VERSION, "num_timesteps": int(model.num_timesteps), "rng": rng_state(model),
+             "env": inner, "normalizer_returns": None if normalizer is None else normalizer.returns.copy(),
+             "history": {**copy.deepcopy(history), "train_s": clock.elapsed()}}
+    with open(state_pkl, "wb") as f:
+        pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+    if isinstance(model, OffPolicyAlgorithm):
+        model.save_replay_buffer(str(state_pkl.with_suffix(".replay_buffer.pkl")))
+
+
+def load_run_state(state_pkl: Path) -> dict:
+    """A state saved by ``save_run_state``."""
+    try:
+        with open(state_pkl, "rb") as f:
+            state = pickle.load(f)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+        raise RunError(f"{state_pkl}: not a readable training state ({type(exc).__name__})") from None
+    if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+        raise RunError(f"{state_pkl}: not a training state of this version of train.py")
+    return state
+
+
+def restore_run_state(model: BaseAlgorithm, state: Mapping, state_pkl: Path) -> None:
+    """After ``load`` (which re-seeds every generator with the run's seed): the generators, the
+    normaliser's running returns and SAC's replay buffer as they were at the checkpoint."""
+    set_rng_state(model, state["rng"])
+    normalizer = model.get_vec_normalize_env()
+    if normalizer is not None and state["normalizer_returns"] is not None:
+        normalizer.returns = state["normalizer_returns"].copy()
+    replay = state_pkl.with_suffix(".replay_buffer.pkl")
+    if isinstance(model, OffPolicyAlgorithm) and replay.is_file():
+        model.load_replay_buffer(str(replay))
+
+
+# --- report ----------------------------------------------------------------------------------------------
+
+def _binned(x: list[float], y: list[float], bins: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    """Means of ``x`` and ``y`` over up to ``bins`` consecutive groups of points (in the order of ``x``);
+    NaNs left out of ``y``'s means."""
+    order = np.argsort(np.asarray(x, dtype=float), kind="stable")
+    if order.size == 0:
+        return np.empty(0), np.empty(0)
+    groups = np.array_split(order, min(bins, order.size))
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    with np.errstate(all="ignore"):
+        return (np.array([xs[g].mean() for g in groups]),
+                np.array([np.nanmean(ys[g]) if np.isfinite(ys[g]).any() else np.nan for g in groups]))
+
+
+def plot_learning_curve(path: Path, history: Mapping, metric: str, baseline: Mapping | None,
+                        baseline_name: str | None, title: str) -> None:
+    """Return and task metric against steps and training wall time: training episodes (means over about
+    60 groups of consecutive episodes), evaluations on the evaluation seeds, the baseline's evaluation as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    eps, evals = history["episodes"], history["evaluations"]
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6.4), sharex="col")
+    per_group = max(1, round(len(eps) / 60))
+    for col, xkey, xlabel in ((0, "steps", "environment steps"), (1, "wall_s", "training wall time (s)")):
+        for row, key, ekey in ((0, "return", "episode_return"), (1, metric, metric)):
+            ax = axes[row, col]
+            if eps:
+                ax.plot(*_binned([e[xkey] for e in eps], [e[key] for e in eps]), color="tab:blue", lw=1.2,
+                        label=f"training episodes (means of about {per_group})")
+            if evals:
+                ax.plot([e[xkey] for e in evals], [e[ekey] for e in evals], "o-", color="tab:orange", ms=4,
+                        label="evaluation seeds")
+            if baseline is not None:
+                ax.axhline(baseline["mean"][ekey], color="tab:green", ls="--", label=f"{baseline_name} (evaluation)")
+            if history.get("first_beat") and col == 1 and row == 1:
+                ax.axvline(history["first_beat"]["train_wall_s"], color="grey", ls=":", label="first beats baseline")
+            elif history.get("first_beat") and col == 0 and row == 1:
+                ax.axvline(history["first_beat"]["steps"], color="grey", ls=":", label="first beats baseline")
+            ax.set_ylabel(METRIC_LABELS.get(ekey, ekey))
+            ax.grid(alpha=0.3)
+            if row == 1:
+                ax.set_xlabel(xlabel)
+    axes[1, 0].legend(fontsize=7, loc="best")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+COMPARED = (("episode_return", "return"), ("speed_rmse_mps", "speed RMSE (m/s)"),
+            ("lateral_rmse_m", "lateral RMSE (m)"), ("fuel_g_per_km", "fuel (g/km)"), ("failed", "failed share"))
+
+
+def plot_evaluation(path: Path, results: Mapping[str, Mapping], title: str) -> None:
+    """Per figure, each policy's episodes (dots) and mean (bar) on the evaluation seeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(COMPARED), figsize=(2.3 * len(COMPARED), 3.2))
+    names = list(results)
+    for ax, (key, label) in zip(axes, COMPARED, strict=True):
+        for i, name in enumerate(names):
+            per = [e[key] for e in results[name]["per_episode"] if math.isfinite(e[key])]
+            ax.bar(i, results[name]["mean"][key], color=f"C{i}", alpha=0.5)
+            ax.plot(np.full(len(per), i) + np.linspace(-0.2, 0.2, len(per)), per, "k.", ms=3)
+        ax.set_xticks(range(len(names)), names, rotation=20, fontsize=7)
+        ax.set_title(label, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if math.isfinite(value) else "nan"
+    return str(value)
+
+
+def write_report(out: Path, report: dict, history: Mapping, results: Mapping[str, Mapping], metric: str,
+                 baseline_name: str | None, plots: bool = True) -> None:
+    """``report.json``, and unless ``plots`` is off the two PNG plots and ``report.md`` that shows them."""
+    (out / "report.json").write_text(json.dumps(plain(report), indent=2), encoding="utf-8")
+    if not plots:
+        return
+    title = f"{report['algo'].upper()} on {report['env_id']}, seed {report['seed']}"
+    baseline = results.get(baseline_name) if baseline_name else None
+    plot_learning_curve(out / "learning_curve.png", history, metric, baseline, baseline_name, title)
+    plot_evaluation(out / "evaluation.png", results, title + f", {report['eval_episodes']} evaluation episodes")
+    beat = report["first_beats_baseline"]
+    lines = [f"# {title}", "",
+             f"- trained {report['total_steps']} steps ({report['trained_steps']} in this run) in "
+             f"{report['train_wall_s']:.1f} s of training ({report['train_steps_per_s']:.0f} steps/s), "
+             f"{report['num_envs']} vehicles",
+             f"- task metric: {METRIC_LABELS.get(metric, metric)}; evaluation every "
+             f"{report['eval_every_steps']} steps on {report['eval_episodes']} episodes from seed "
+             f"{report['eval_seed']}",
+             "- first beats the baseline: " + (f"after {beat['steps']} steps, {beat['train_wall_s']:.1f} s of training"
+                                               if beat else "not within this run"),
+             "", "![learning curve](learning_curve.png)", "", "## Evaluation", "",
+             "| policy | " + " | ".join(label for _, label in COMPARED) + " | distance (m) |",
+             "| --- " * (len(COMPARED) + 2) + "|"]
+    for name, r in results.items():
+        lines.append(f"| {name} | " + " | ".join(_fmt(r["mean"][k]) for k, _ in COMPARED)
+                     + f" | {_fmt(r['mean']['distance_m'])} |")
+    lines += ["", "![evaluation](evaluation.png)", ""]
+    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
