@@ -43,6 +43,8 @@ DEFAULTS: dict[str, Any] = {
     "num_env_runners": 1,            # 0 = sample in the driver process
     "vehicles_per_runner": 16,       # vehicles of each runner's native vector env
     "num_learners": 0,               # 0 = one learner in the driver process
+    "sample_timeout_s": 600.0,       # RLlib discards a runner's samples that take longer (its default, 60 s,
+                                     # drops every sample on a loaded machine)
     "total_steps": 200_000,
     "seed": 0,
     "out": None,
@@ -122,7 +124,7 @@ def ppo_config(cfg: Mapping) -> Any:
         PPOConfig()
         .environment(cfg["env_id"], env_config={"config": load_config(cfg["env_config"])})
         .env_runners(num_env_runners=cfg["num_env_runners"], num_envs_per_env_runner=cfg["vehicles_per_runner"],
-                     gym_env_vectorize_mode=VECTOR_MODE,
+                     gym_env_vectorize_mode=VECTOR_MODE, sample_timeout_s=float(cfg["sample_timeout_s"]),
                      env_to_module_connector=_EnvToModule(bool(cfg["normalize_observations"])))
         .learners(num_learners=cfg["num_learners"])
         .rl_module(model_config=DefaultModelConfig(**cfg["model"]))

@@ -97,6 +97,10 @@ def train(cfg: dict, resume: str | None = None, address: str | None = None) -> d
             print(f"resuming from {resume} at iteration {algo.iteration}, {steps0} env steps")
 
         rows = []
+        progress = open(out / "progress.csv", "a" if resume else "w", newline="", encoding="utf-8")
+        writer = csv.DictWriter(progress, fieldnames=["iteration", "env_steps", "wall_s", "episode_return_mean"])
+        if not resume:
+            writer.writeheader()
         t0 = time.perf_counter()
         steps = steps0
         every = int(cfg["checkpoint_every_iterations"])
@@ -106,21 +110,19 @@ def train(cfg: dict, resume: str | None = None, address: str | None = None) -> d
             wall = time.perf_counter() - t0
             rows.append({"iteration": algo.iteration, "env_steps": steps, "wall_s": round(wall, 2),
                          "episode_return_mean": episode_return(result)})
+            writer.writerow(rows[-1])
+            progress.flush()
             print(f"iter {algo.iteration:4d}  steps {steps:8d}  {wall:7.1f} s  "
                   f"return {rows[-1]['episode_return_mean']:.2f}", flush=True)
             if every and algo.iteration % every == 0:
                 algo.save_to_path(str((out / "checkpoints" / f"iter_{algo.iteration}").resolve()))
         train_s = time.perf_counter() - t0
+        progress.close()
         checkpoint = str(algo.save_to_path(str((out / "checkpoint").resolve())))
         algo.stop()
     finally:
         if started_ray:
             ray.shutdown()
-    with open(out / "progress.csv", "a" if resume else "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        if not resume:
-            writer.writeheader()
-        writer.writerows(rows)
 
     entries = {"learned": (rllib_policy_factory(checkpoint), None)}
     if cfg["baseline"]:
