@@ -5,5 +5,8 @@
 - ``acres_gym.agents.evaluate``: seeded evaluation and baseline-against-learned comparison
   (``python -m acres_gym.agents.evaluate``);
 - ``acres_gym.agents.watch``: a policy driving in the pygame window, or its frames as PNG files
-  (``python -m acres_gym.agents.watch``).
+  (``python -m acres_gym.agents.watch``);
+- ``acres_gym.agents.rllib``, ``rllib_train``, ``sweep``, ``rllib_bench`` (the ``ray`` extra): every id on RLlib
+  with native vector envs in its env runners, PPO training and checkpoints, Tune sweeps with ASHA, sampling
+  throughput against stable-baselines3.
 """

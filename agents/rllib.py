@@ -82,6 +82,20 @@ class _Creator:
         return make_rllib_env(self.env_id, env_config)
 
 
+def start_ray(address: str | None = None, **kwargs: Any) -> None:
+    """``ray.init`` (a local instance, or the cluster at ``address``) with the runners at the driver's priority.
+
+    Ray lowers its worker processes' priority by default (``RAY_worker_niceness``); here the env runners do the
+    work, so on a shared machine they would wait behind every other process. Set ``RAY_worker_niceness``
+    yourself to keep Ray's default."""
+    import os
+
+    import ray
+
+    os.environ.setdefault("RAY_worker_niceness", "0")
+    ray.init(address=address, include_dashboard=False, **kwargs)
+
+
 def register_rllib_envs() -> list[str]:
     """Register every acres_gym id with Ray's environment registry under its own name; returns the ids.
     Needs a running Ray (``ray.init``): the registry lives in the cluster."""

@@ -84,9 +84,10 @@ def main(argv: list[str] | None = None) -> dict:
     import ray
 
     rows = {}
-    ray.init(num_cpus=max(args.runners) + 1, include_dashboard=False, log_to_driver=False)
+    from acres_gym.agents.rllib import register_rllib_envs, start_ray
+
+    start_ray(num_cpus=max(args.runners) + 1, log_to_driver=False)
     try:
-        from acres_gym.agents.rllib import register_rllib_envs
 
         register_rllib_envs()
         for k in args.runners:

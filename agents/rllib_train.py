@@ -38,7 +38,7 @@ import yaml
 
 from acres_gym.agents.evaluate import baseline_entry, compare, format_table
 from acres_gym.agents.rllib import (DEFAULTS, is_rllib_checkpoint, ppo_config, register_rllib_envs,
-                                   rllib_policy_factory)
+                                   rllib_policy_factory, start_ray)
 from acres_gym.envs.config import check_keys, dotted_overrides, load_config, merge_configs, plain, strip_comments
 
 
@@ -78,7 +78,7 @@ def train(cfg: dict, resume: str | None = None, address: str | None = None) -> d
     torch.set_num_threads(int(cfg["torch_threads"]))
     started_ray = not ray.is_initialized()
     if started_ray:
-        ray.init(address=address, include_dashboard=False)
+        start_ray(address)
     try:
         register_rllib_envs()
         config = ppo_config(cfg)

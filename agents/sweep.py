@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 from acres_gym.agents.evaluate import evaluate
-from acres_gym.agents.rllib import ppo_config, register_rllib_envs, rllib_policy_factory
+from acres_gym.agents.rllib import ppo_config, register_rllib_envs, rllib_policy_factory, start_ray
 from acres_gym.agents.rllib_train import load_train_config
 from acres_gym.envs.config import check_keys, load_config, strip_comments
 from acres_gym.paths import config_path
@@ -153,7 +153,7 @@ def run_sweep(sweep: dict, address: str | None = None) -> list[dict]:
     os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
     started_ray = not ray.is_initialized()
     if started_ray:
-        ray.init(address=address, include_dashboard=False)
+        start_ray(address)
     try:
         register_rllib_envs()
         scheduler = ASHAScheduler(time_attr="training_iteration", max_t=int(sweep["max_iterations"]),

@@ -4,6 +4,7 @@ a checkpoint saved, restored and evaluated by agents.evaluate, a two-trial ASHA 
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from acres_gym.agents.rllib import (  # noqa: E402
     make_rllib_env,
     ppo_config,
     register_rllib_envs,
+    start_ray,
 )
 from acres_gym.envs.vector_env import RangerVectorEnv  # noqa: E402
 from acres_gym.registration import ENVIRONMENTS  # noqa: E402
@@ -30,7 +32,7 @@ VEHICLES = 4
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    start_ray(num_cpus=2, log_to_driver=False, configure_logging=False)
     register_rllib_envs()
     yield
     ray.shutdown()
@@ -107,6 +109,15 @@ def test_checkpoint_save_restore_evaluate(local_ray, tmp_path):
     # deterministic policy, frozen normaliser: the same seeds give the same figures
     assert first["mean"]["episode_return"] == again["mean"]["episode_return"]
 
+    # the command line takes the checkpoint directory as --model (environment and config from its run)
+    from acres_gym.agents.evaluate import main
+
+    main(["--model", ckpt, "--episodes", "2", "--seed", "100000", "--set", "max_episode_s=3.0",
+          "--json", str(tmp_path / "eval.json")])
+    cli = json.loads((tmp_path / "eval.json").read_text(encoding="utf-8"))
+    assert cli["learned"]["mean"]["episode_return"] == first["mean"]["episode_return"]
+    assert set(cli) == {"learned", "ulc_pure_pursuit", "pedal_pid"}
+
 
 @pytest.mark.slow
 def test_two_trial_asha_sweep_writes_its_table(local_ray, tmp_path):
@@ -117,7 +128,7 @@ def test_two_trial_asha_sweep_writes_its_table(local_ray, tmp_path):
         "set": {"num_env_runners": 0, "vehicles_per_runner": VEHICLES, "algo_kwargs": TINY,
                 "model": {"fcnet_hiddens": [16]}, "env_config": {"max_episode_s": 0.5}},
         "search": {"algo_kwargs.lr": {"grid": [1e-4, 1e-3]}},
-        "max_iterations": 3, "asha": {"grace_period": 1, "reduction_factor": 2},
+        "max_iterations": 2, "asha": {"grace_period": 1, "reduction_factor": 2},
         "checkpoint_every_iterations": 1, "eval_episodes": 2,
     }), encoding="utf-8")
     rows = run_sweep(load_sweep_config(str(sweep_file), out=str(tmp_path / "sweep")))
@@ -126,7 +137,7 @@ def test_two_trial_asha_sweep_writes_its_table(local_ray, tmp_path):
         table = list(csv.DictReader(f))
     assert len(table) == 2
     for row in table:
-        assert 1 <= int(row["iterations"]) <= 3
+        assert 1 <= int(row["iterations"]) <= 2
         assert np.isfinite(float(row["score"]))
     scores = [float(r["score"]) for r in table]
     assert scores == sorted(scores)  # ranked by lateral RMSE, best first
