@@ -9,5 +9,8 @@
 - ``acres_gym.agents.export``: a trained run as ONNX with its manifest, for ``acres_gym.deploy``
   (``python -m acres_gym.agents.export``);
 - ``acres_gym.agents.watch``: a policy driving in the pygame window, or its frames as PNG files
-  (``python -m acres_gym.agents.watch``).
+  (``python -m acres_gym.agents.watch``);
+- ``acres_gym.agents.rllib``, ``rllib_train``, ``sweep``, ``rllib_bench`` (the ``ray`` extra): every id on RLlib
+  with native vector envs in its env runners, PPO training and checkpoints, Tune sweeps with ASHA, sampling
+  throughput against stable-baselines3.
 """

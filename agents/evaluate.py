@@ -8,16 +8,18 @@ midpoint from the path), fuel per km (g/km; and L/100 km), distance, failures (r
 course or off terrain) and the share of episodes that ended early.
 
 A policy factory is ``callable(venv) -> policy`` with ``policy(obs) -> actions`` for a batch and an optional
-``policy.reset(rows)``: ``lambda venv: UlcPurePursuit(venv)`` or ``SB3Policy.factory(model, ...)``.
+``policy.reset(rows)``: ``lambda venv: UlcPurePursuit(venv)``, ``SB3Policy.factory(model, ...)`` or, for an
+RLlib checkpoint, ``acres_gym.agents.rllib.rllib_policy_factory(checkpoint_dir)``.
 
 ``compare({name: (factory, action_mode or None)}, env_id, ...)`` evaluates several on the same seeds and
 ``format_table`` prints them.
 
 Command line: ``python -m acres_gym.agents.evaluate --env acres_gym/RangerSpeedTracking-v1 --episodes 8`` compares
-the two classical baselines. ``--model runs/x/model.zip`` adds a trained model (the environment and its
-config then default to the ones it was trained on). ``--config`` and ``--set key.sub=value`` change the
-task config, e.g. ``--set randomization.terrain.grade_pct=[0,15]``: robustness studies on other ground,
-payloads or biases. Bad options stop with exit status 2 and a message naming them.
+the two classical baselines. ``--model runs/x/model.zip`` adds a trained model, ``--model runs/x/checkpoint``
+an RLlib checkpoint of ``agents.rllib_train`` (the environment and its config then default to the ones it was
+trained on). ``--config`` and ``--set key.sub=value`` change the task config, e.g.
+``--set randomization.terrain.grade_pct=[0,15]``: robustness studies on other ground, payloads or biases. Bad
+options stop with exit status 2 and a message naming them.
 """
 
 from __future__ import annotations
@@ -145,13 +147,22 @@ def main(argv: list[str] | None = None) -> None:
                         help="a registered id (default: the model's, else acres_gym/RangerSpeedTracking-v1)")
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--seed", type=int, default=100_000)
-    parser.add_argument("--model", default=None, help="a model.zip saved by train.py (its run directory)")
+    parser.add_argument("--model", default=None, help="a model.zip saved by train.py (its run directory), or an "
+                                                      "RLlib checkpoint directory of agents.rllib_train")
     parser.add_argument("--json", default=None, help="also write the results as JSON")
     add_config_arguments(parser)
     args = parser.parse_args(argv)
     entries = {name: baseline_entry(name) for name in ("ulc_pure_pursuit", "pedal_pid")}
     env_id, config = args.env or "acres_gym/RangerSpeedTracking-v1", {}
-    if args.model:
+    from acres_gym.agents.rllib import is_rllib_checkpoint  # imports Ray only when a checkpoint is loaded
+
+    if args.model and is_rllib_checkpoint(args.model):
+        from acres_gym.agents.rllib import load_checkpoint_policy, run_config_of
+
+        factory, mode, config = load_checkpoint_policy(args.model)
+        env_id = args.env or run_config_of(args.model)["env_id"]
+        entries["learned"] = (factory, mode)
+    elif args.model:
         from acres_gym.agents.sb3_models import load_run_config, load_run_policy
 
         factory, mode, config = load_run_policy(args.model)
