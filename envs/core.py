@@ -101,10 +101,11 @@ class RangerBatch:
                               bounds=(x0 + keep, x1 - keep, y0 + keep, y1 - keep))
         self.action_mode = make_action_mode(c["action_mode"], self.sim.params[0], c["action_options"])
         self.rewards = RewardSet(c["rewards"])
-        layout = Layout(action_dim=self.action_mode.flat_dim,
-                        speed_points=1 + len(self.task.options["speed_preview_s"]),
-                        path_points=len(self.task.options["path_preview_m"]),
-                        steer_lock_deg=float(self.sim.params.steer_lock_deg[0]))
+        if hasattr(self.task, "bind"):  # tasks that draw their own terrain take the table, vehicle and grid
+            self.task.bind(self.randomizer, self.sim)
+        layout = Layout(action_dim=self.action_mode.flat_dim, speed_points=self.task.speed_points,
+                        path_points=self.task.path_points, steer_lock_deg=float(self.sim.params.steer_lock_deg[0]),
+                        map_shape=tuple(self.task.map_shape))
         self.observer = ObservationBuilder(c["observations"], layout)
         self.observation_space = self.observer.space
         self.action_space = self.action_mode.space
@@ -118,7 +119,8 @@ class RangerBatch:
         self.episode_seed = np.zeros(n, dtype=np.int64)
         self.summaries: list[dict[str, Any]] = [{} for _ in range(n)]
         self.stats = {key: np.zeros(n) for key in ("return", "speed_sq", "lateral_sq", "fuel0_kg", "distance_m")}
-        self.flags = {key: np.zeros(n, dtype=bool) for key in STATUS_FLAGS}
+        self.flags = {key: np.zeros(n, dtype=bool) for key in STATUS_FLAGS + tuple(self.task.flag_names)}
+        self.stuck_cause = np.zeros(n, dtype=np.int64)
         self.last_reward = np.zeros(n)
         self.last_terms: dict[str, np.ndarray] = {name: np.zeros(n) for name in self.rewards.names}
         self.frame: Frame | None = None
@@ -147,6 +149,9 @@ class RangerBatch:
             rngs = {name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)}
             xs[k], ys[k], yaws[k] = self.task.draw(int(i), rngs["task"])
             draw = self.randomizer.draw(int(i), rngs, (xs[k], ys[k]))
+            own = self.task.episode_terrain(int(i)) if hasattr(self.task, "episode_terrain") else None
+            if own is not None:
+                draw.terrain = own
             self.randomizer.apply(self.sim, int(i), draw)
             self.summaries[i] = {**draw.summary, **self.task.episode_summary[i], "episode_seed": int(seed)}
             self.episode_seed[i] = int(seed)
@@ -159,6 +164,7 @@ class RangerBatch:
         self.stats["fuel0_kg"][rows] = self.sim.state.fuel_used_kg[rows]
         for arr in self.flags.values():
             arr[rows] = False
+        self.stuck_cause[rows] = 0
         self.last_reward[rows] = 0.0
         for arr in self.last_terms.values():
             arr[rows] = 0.0
@@ -205,7 +211,10 @@ class RangerBatch:
         off_terrain &= ~diverged
         off_course = (t.off_course | off_terrain) & ~diverged
         complete = t.path_complete & ~diverged
+        task_flags = {k: v & ~diverged for k, v in (t.flags or {}).items()}
         terminated = rolled | diverged | off_course | complete
+        for value in task_flags.values():
+            terminated = terminated | value
         truncated = (self.steps >= self.max_steps) & ~terminated
 
         def finite(x):
@@ -220,7 +229,7 @@ class RangerBatch:
             dt_s=self.dt_s, speed_mps=speed, target_speed_mps=target, lateral_error_m=lateral,
             heading_error_rad=finite(t.heading_error_rad), progress_m=progress, distance_m=distance,
             fuel_step_kg=finite(state["fuel_used_kg"] - fuel_before), action=flat, previous_action=previous,
-            rolled_over=rolled, diverged=diverged, off_course=off_course, terminated=terminated,
+            rolled_over=rolled, diverged=diverged, off_course=off_course, terminated=terminated, flags=task_flags,
         )
         reward, terms = self.rewards.compute(ctx)
         reward = np.where(rows, finite(reward), 0.0)
@@ -234,8 +243,13 @@ class RangerBatch:
         st["lateral_sq"][rows] += lateral[rows] ** 2
         st["distance_m"][rows] += distance[rows]
         for key, value in (("rolled_over", rolled), ("diverged", diverged), ("off_course", t.off_course & ~diverged),
-                           ("off_terrain", off_terrain), ("path_complete", complete)):
+                           ("off_terrain", off_terrain), ("path_complete", complete), *task_flags.items()):
             self.flags[key][rows] = value[rows]
+        stuck = task_flags.get("stuck")
+        if stuck is not None and (stuck & rows).any():
+            for i in np.flatnonzero(stuck & rows):
+                self.stuck_cause[i] = self.task.stuck_cause(int(i), float(ax[i]), float(ay[i]), float(frame.yaw_rad[i]),
+                                                            int(state["gear"][i]), int(state["drive_mode"][i]))
         self.last_reward[rows] = reward[rows]
         for key, value in terms.items():
             self.last_terms[key][rows] = value[rows]
@@ -282,6 +296,9 @@ class RangerBatch:
         }
         for key, value in self.flags.items():
             info[key] = value.copy()
+        if "stuck" in self.flags:
+            info["stuck_cause"] = self.stuck_cause.copy()
+            info["goal_distance_m"] = -t.s_m.copy()
         return info
 
     def info_of(self, infos: Mapping[str, Any], i: int) -> dict[str, Any]:
