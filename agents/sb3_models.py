@@ -3,7 +3,8 @@
 ``build_model(cfg, venv)`` makes a PPO or SAC with ``MultiInputPolicy`` (the observations are a ``Dict``)
 from the ``algo``, ``algo_kwargs`` and ``policy_kwargs`` of a training config (``configs/train``).
 ``policy_kwargs.activation_fn`` may be a name (``tanh``, ``relu``, ``elu``, ``gelu``); ``net_arch`` a list
-or a dict as SB3 takes it. Unknown algorithms or SB3 arguments raise ``ValueError`` naming them.
+or a dict as SB3 takes it; ``features_extractor_class`` a name of ``FEATURE_EXTRACTORS`` (``local_map_cnn``:
+a small CNN over the navigation task's ``local_map`` with an MLP over the rest). Unknown algorithms or SB3 arguments raise ``ValueError`` naming them.
 
 ``SB3Policy(model, normalizer)`` turns a trained model into ``action = policy(obs)`` (deterministic by
 default) for single or batched observations; ``normalizer`` is the ``VecNormalize`` the model was trained
@@ -40,6 +41,49 @@ def _activation(name: str):
     return table[name]
 
 
+def local_map_extractor_class():
+    """``LocalMapExtractor``: a small CNN over the ``local_map`` observation (C, H, W) and an MLP over the
+    other entries of the ``Dict`` (flattened and concatenated), their features concatenated. Built on
+    first use (torch is imported lazily).
+
+    CNN: Conv 5x5 stride 2 (16), Conv 3x3 stride 2 (32), Conv 3x3 stride 2 (32), ReLU after each, then a
+    linear layer to ``map_features``; MLP: one linear layer to ``other_features`` with ReLU.
+    """
+    import torch
+    import torch.nn as nn
+    from gymnasium import spaces
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+    class LocalMapExtractor(BaseFeaturesExtractor):
+        def __init__(self, observation_space: spaces.Dict, map_features: int = 128, other_features: int = 64,
+                     map_key: str = "local_map") -> None:
+            if map_key not in observation_space.spaces:
+                raise ValueError(f"policy_kwargs.features_extractor_class: the observation has no {map_key!r} entry")
+            super().__init__(observation_space, features_dim=map_features + other_features)
+            c, h, w = observation_space[map_key].shape
+            self.map_key = map_key
+            self.other_keys = [k for k in observation_space.spaces if k != map_key]
+            self.cnn = nn.Sequential(
+                nn.Conv2d(c, 16, 5, stride=2, padding=2), nn.ReLU(),
+                nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
+                nn.Conv2d(32, 32, 3, stride=2, padding=1), nn.ReLU(), nn.Flatten())
+            with torch.no_grad():
+                n_flat = self.cnn(torch.zeros(1, c, h, w)).shape[1]
+            self.map_head = nn.Sequential(nn.Linear(n_flat, map_features), nn.ReLU())
+            n_other = sum(int(np.prod(observation_space[k].shape)) for k in self.other_keys)
+            self.other_head = nn.Sequential(nn.Linear(n_other, other_features), nn.ReLU())
+
+        def forward(self, observations):
+            m = self.map_head(self.cnn(observations[self.map_key]))
+            rest = torch.cat([observations[k].reshape(observations[k].shape[0], -1) for k in self.other_keys], dim=1)
+            return torch.cat([m, self.other_head(rest)], dim=1)
+
+    return LocalMapExtractor
+
+
+FEATURE_EXTRACTORS = {"local_map_cnn": local_map_extractor_class}
+
+
 def algorithm_class(name: str) -> type[BaseAlgorithm]:
     if name not in ALGORITHMS:
         raise ValueError(f"algo = {name!r}; allowed: {', '.join(ALGORITHMS)}")
@@ -61,6 +105,11 @@ def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = N
     pk = dict(policy_kwargs or {})
     if isinstance(pk.get("activation_fn"), str):
         pk["activation_fn"] = _activation(pk["activation_fn"])
+    if isinstance(pk.get("features_extractor_class"), str):
+        name = pk["features_extractor_class"]
+        if name not in FEATURE_EXTRACTORS:
+            raise ValueError(f"policy_kwargs.features_extractor_class = {name!r}; allowed: {', '.join(FEATURE_EXTRACTORS)}")
+        pk["features_extractor_class"] = FEATURE_EXTRACTORS[name]()
     return cls(POLICY, venv, seed=seed, policy_kwargs=pk or None, tensorboard_log=tensorboard_log, device=device,
                verbose=verbose, **kwargs)
 

@@ -118,7 +118,12 @@ def test_grade_term_and_grade_limit(vehicle):
     lim = grade_limit_table(np.array([vehicle]), table.records)
     assert lim.shape == (len(table), WETNESS_BINS, 2, 3)
     k = table.surface_id("sandy_loam")
+    # the table leaves out the rut credit: the same where traction limits (L), lower where the engine does (H)
     assert lim[k, 0, 1, 2] == pytest.approx(g)
+    assert lim[k, 0, 0, 2] < grade_limit(vehicle, row, 0.0, GEAR_HIGH, DRIVE_ALL_WHEEL)
+    asphalt = table.surface_id("dry_asphalt")
+    assert lim[asphalt, 0, 1, 2] == pytest.approx(grade_limit(vehicle, table.row("dry_asphalt"), 0.0, GEAR_LOW,
+                                                              DRIVE_ALL_WHEEL))
     assert math.isfinite(lim.min())
 
 

@@ -55,13 +55,14 @@ DEFAULTS: dict[str, Any] = {
     "no_go_radius_m": [5.0, 15.0],
     "goal_distance_m": [80.0, 250.0],
     "edge_margin_m": 20.0,  # start and goal keep this far from the terrain's edge
-    "line_obstacles": [1, 3],  # features centred on the straight start-goal line
+    "line_obstacles": [2, 3],  # features centred on the straight start-goal line
     "obstacle_surfaces": {"clayey_soil_wet": 1.0, "snow": 1.0, "ice": 1.0},
     "obstacle_radius_m": [8.0, 18.0],
     "route_cell_m": 2.0,
     "grade_margin": 0.8,  # a step is drivable below this share of the climbable grade
     "max_side_grade": 0.35,  # side slope limit of a drivable step (tan)
     "no_go_clearance_m": 2.0,
+    "edge_clearance_m": 6.0,  # routes keep this far from the terrain's edge
     "max_redraws": 30,
 }
 OBSTACLE_KINDS = ("no_go", "soil", "hill")
@@ -236,9 +237,10 @@ class RouteGrid:
 
 
 def route_grid(terrain: Terrain, no_go: np.ndarray, grade_limits: np.ndarray, cell_m: float,
-               clearance_m: float) -> RouteGrid:
+               clearance_m: float, edge_m: float = DEFAULTS["edge_clearance_m"]) -> RouteGrid:
     """The route grid of a terrain: every ``cell_m / terrain.cell_m``-th point, each with the lowest
-    climbable grade of the terrain points it stands for, blocked within ``clearance_m`` of no-go."""
+    climbable grade of the terrain points it stands for, blocked within ``clearance_m`` of no-go and
+    within ``edge_m`` of the terrain's edge."""
     k = max(1, int(round(cell_m / terrain.cell_m)))
     h = terrain.height_m
     ny, nx = h.shape
@@ -256,6 +258,10 @@ def route_grid(terrain: Terrain, no_go: np.ndarray, grade_limits: np.ndarray, ce
                 if dj * dj + di * di <= grow * grow:
                     b |= np.roll(np.roll(blocked, dj, axis=0), di, axis=1)
         blocked = b
+    edge = int(math.ceil(edge_m / (k * terrain.cell_m)))
+    if edge > 0:
+        blocked[:edge, :] = blocked[-edge:, :] = True
+        blocked[:, :edge] = blocked[:, -edge:] = True
     origin = (terrain.origin_x_m + 0.5 * (k - 1) * terrain.cell_m, terrain.origin_y_m + 0.5 * (k - 1) * terrain.cell_m)
     return RouteGrid(origin, k * terrain.cell_m, height, lim_h, lim_l, blocked)
 

@@ -120,10 +120,12 @@ def _wheel(p, i, row, wetness, load):
 
 
 @njit(cache=True)
-def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode):
+def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode, in_rut=True):
     """Drawbar-pull margin of a hill start, N (module docstring): vehicle parameters ``p`` (a record of
     ``PARAMS_DTYPE``), surface ``row`` (a surface-table record), ``wetness`` 0..1, ``grade`` tan(theta)
-    uphill along the travel (negative downhill), ``gear`` GEAR_HIGH or GEAR_LOW, ``drive_mode`` DRIVE_*."""
+    uphill along the travel (negative downhill), ``gear`` GEAR_HIGH or GEAR_LOW, ``drive_mode`` DRIVE_*.
+    ``in_rut``: the rear wheels run in the front wheels' ruts of the same soil (uniform ground); False
+    where the front wheels stand on another surface (a patch edge), which the rear ones compact alone."""
     theta = math.atan(grade)
     c, s = math.cos(theta), math.sin(theta)
     weight = p.mass_kg * STANDARD_GRAVITY_MPS2
@@ -140,7 +142,7 @@ def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode):
             front_left = compaction
         elif i == 1:
             front_right = compaction
-        else:  # the rear wheel runs in the front wheel's rut: it compacts only from there (wheel.soil_contact)
+        elif in_rut:  # the rear wheel runs in the front wheel's rut: it compacts only from there (wheel.soil_contact)
             r -= min(compaction, front_left if i == 2 else front_right)
         if i >= 2 or drive_mode == DRIVE_ALL_WHEEL:
             g, _dg = saturation(DEFLECTION_LIMIT * f_max, f_max, SHAPE_JANOSI if row.is_soil != 0 else SHAPE_TANH)
@@ -152,17 +154,17 @@ def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode):
 
 
 @njit(cache=True)
-def grade_limit(p, row, wetness, gear, drive_mode):
+def grade_limit(p, row, wetness, gear, drive_mode, in_rut=True):
     """Steepest grade (tan theta) with a non-negative hill-start margin, by bisection over
     ``GRADE_SEARCH``; the interval's ends when the margin does not change sign inside it."""
     lo, hi = GRADE_SEARCH
-    if drawbar_margin_n(p, row, wetness, lo, gear, drive_mode) < 0.0:
+    if drawbar_margin_n(p, row, wetness, lo, gear, drive_mode, in_rut) < 0.0:
         return lo
-    if drawbar_margin_n(p, row, wetness, hi, gear, drive_mode) >= 0.0:
+    if drawbar_margin_n(p, row, wetness, hi, gear, drive_mode, in_rut) >= 0.0:
         return hi
     for _ in range(GRADE_ITERATIONS):
         mid = 0.5 * (lo + hi)
-        if drawbar_margin_n(p, row, wetness, mid, gear, drive_mode) >= 0.0:
+        if drawbar_margin_n(p, row, wetness, mid, gear, drive_mode, in_rut) >= 0.0:
             lo = mid
         else:
             hi = mid
@@ -200,7 +202,7 @@ def _fill_grade_limits(p, rows, gears, modes, out):
             w = b / (nb - 1)
             for g in range(gears.shape[0]):
                 for m in range(modes.shape[0]):
-                    out[k, b, g, m] = grade_limit(p, rows[k], w, gears[g], modes[m])
+                    out[k, b, g, m] = grade_limit(p, rows[k], w, gears[g], modes[m], False)
 
 
 @functools.lru_cache(maxsize=16)
@@ -218,7 +220,9 @@ def _grade_limit_table_cached(params_bytes: bytes, table_bytes: bytes, dtype_p, 
 def grade_limit_table(params, records) -> np.ndarray:
     """Steepest climbable grade (tan theta) of a hill start, ``(n_surfaces, WETNESS_BINS, 2, 3)``: surface id
     (rows of ``records``, a surface table's record array), wetness bin (0, 0.1, ..., 1), range (0 = H,
-    1 = L), drive mode (0 = Turf, 1 = 2WD, 2 = AWD). Cached by the bytes of its inputs."""
+    1 = L), drive mode (0 = Turf, 1 = 2WD, 2 = AWD). Cached by the bytes of its inputs. Without the rut
+    credit (``in_rut=False``): a cell's figure holds at a patch edge too, where the front wheels stand on
+    other ground."""
     p = np.asarray(params).reshape(-1)[:1]
     r = np.asarray(records).view(np.ndarray)
     return _grade_limit_table_cached(p.tobytes(), r.tobytes(), p.dtype, r.dtype)
