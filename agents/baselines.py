@@ -244,11 +244,13 @@ def _goal_curvature(bx: np.ndarray, by: np.ndarray, kmax: float) -> np.ndarray:
 class StraightLine:
     """The off-road navigation baseline without a map: the ULC at a cruise speed and pure pursuit
     straight at the goal, in H and AWD (``RangerOffroadNavigation``'s action mode: curvature, speed,
-    range, drive mode). It slows to ``approach_gain`` x distance + 1 m/s near the goal."""
+    range, drive mode): it pursues the point ``lookahead_m`` ahead on the line to the goal, so it turns
+    onto the line and then keeps to it. It slows to ``approach_gain`` x distance + 1 m/s near the goal."""
 
     name = "straight_line"
 
-    def __init__(self, env: Any, speed_mps: float = 5.0, approach_gain: float = 0.3) -> None:
+    def __init__(self, env: Any, speed_mps: float = 5.0, approach_gain: float = 0.3, lookahead_m: float = 8.0) -> None:
+        self.lookahead_m = float(lookahead_m)
         u = _unwrap(env)
         self.mode = u.action_mode
         if self.mode.name != "curvature+ulc_velocity" or not (self.mode.gear_axis and self.mode.drive_axis):
@@ -265,7 +267,8 @@ class StraightLine:
         single = np.asarray(obs["goal"]).ndim == 1
         goal = np.atleast_2d(np.asarray(obs["goal"], dtype=float))
         dist, bearing = goal[:, 0], goal[:, 1]
-        kappa = _goal_curvature(dist * np.cos(bearing), dist * np.sin(bearing), self.kmax)
+        look = np.minimum(dist, self.lookahead_m)  # a point on the line to the goal: turn onto it, then straight
+        kappa = _goal_curvature(look * np.cos(bearing), look * np.sin(bearing), self.kmax)
         v = np.minimum(self.speed_mps, self.approach_gain * dist + 1.0)
         action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, range_gear=GEAR_HIGH,
                                   drive_mode=DRIVE_ALL_WHEEL).astype(np.float32)

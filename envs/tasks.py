@@ -205,7 +205,7 @@ class RangerOffroadNavigation(RangerEnv):
     ## Observation Space
 
     A ``Dict`` (``acres_gym.envs.observations``): the DBW report fields, body yaw rate, roll and pitch,
-    ``goal`` (distance m, bearing rad in the body frame), ``local_map`` ``Box(-100, 100, (4, 32, 32),
+    ``goal`` (distance m, bearing rad in the body frame), ``local_map`` ``Box(-100, 100, (4, 16, 16),
     float32)`` and the previous action. ``local_map`` channels (``acres_gym.envs.offroad``):
 
     ============= ======= ==========================================================================
@@ -218,7 +218,7 @@ class RangerOffroadNavigation(RangerEnv):
     ``no_go``     0 / 1   1 in a no-go area
     ============= ======= ==========================================================================
 
-    Row 0 is the farthest ahead (24 m), column 0 the farthest left; 1 m cells (config keys
+    Row 0 is the farthest ahead (24 m), column 0 the farthest left; 2 m cells (config keys
     ``task_options.local_map``: ``cell_m``, ``rows``, ``cols``, ``behind_m``, ``channels``).
 
     ## Rewards
@@ -229,7 +229,8 @@ class RangerOffroadNavigation(RangerEnv):
 
     ## Starting State
 
-    At rest in H (a ``GearCmd`` for H with the first step), on a level 6 m spot, random heading.
+    At rest in H (a ``GearCmd`` for H with the first step), on a level 6 m spot, heading within 0.5 rad of
+    the direction of the goal.
 
     ## Episode End
 

@@ -9,7 +9,8 @@
   from ``wetness``;
 - no-go areas (water, dense vegetation): ``no_go`` discs, a boolean mask beside the terrain (entering
   one ends an episode; the vehicle model does not see it);
-- the start (at rest) and a goal ``goal_distance_m`` away; then ``line_obstacles`` features centred on
+- the start (at rest, heading within 0.5 rad of the goal's direction) and a goal ``goal_distance_m``
+  away; then ``line_obstacles`` features centred on
   the straight line between them, each one of a no-go disc, a patch of an ``obstacle_surfaces`` soil or a
   steep hill, so that driving straight at the goal meets what the ground offers.
 
@@ -59,7 +60,8 @@ DEFAULTS: dict[str, Any] = {
     "obstacle_surfaces": {"clayey_soil_wet": 1.0, "snow": 1.0, "ice": 1.0},
     "obstacle_radius_m": [8.0, 18.0],
     "route_cell_m": 2.0,
-    "grade_margin": 0.8,  # a step is drivable below this share of the climbable grade
+    "grade_margin": 0.6,  # a step is drivable below this share of the climbable grade (the ULC launches with
+                          # about 80 % of the full-throttle torque)
     "max_side_grade": 0.35,  # side slope limit of a drivable step (tan)
     "no_go_clearance_m": 2.0,
     "edge_clearance_m": 6.0,  # routes keep this far from the terrain's edge
@@ -151,7 +153,7 @@ def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
         dist = min(dist, inner)
         bearing = float(rng.uniform(-math.pi, math.pi))
         gx, gy = dist * math.cos(bearing), dist * math.sin(bearing)
-    yaw = float(rng.uniform(-math.pi, math.pi))
+    yaw = math.atan2(gy - sy, gx - sx) + float(rng.uniform(-0.5, 0.5))  # roughly facing the goal
     base = rough(int(rng.integers(0, 2**31 - 1)), _uniform(rng, c["roughness_m"]), size_m=size, cell_m=c["cell_m"],
                  surface=next(iter(c["surfaces"])), hill_wavelength_m=60.0, bump_wavelength_m=4.0,
                  flat_radius_m=6.0, spawn_xy=(sx, sy), table=table)
@@ -197,15 +199,17 @@ def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
         cx, cy = sx + t * (gx - sx), sy + t * (gy - sy)
         r = _uniform(rng, c["obstacle_radius_m"])
         kind = OBSTACLE_KINDS[int(rng.integers(0, len(OBSTACLE_KINDS)))]
-        kinds.append(kind)
-        if not keep_clear(cx, cy, r):
+        # on the line, the features keep only the start's level spot and the goal clear
+        r = min(r, math.hypot(cx - sx, cy - sy) - 10.0, math.hypot(cx - gx, cy - gy) - 5.0)
+        if r < 4.0:
             continue
+        kinds.append(kind)
         inside = disc(cx, cy, r)
         if kind == "no_go":
             no_go |= inside
-        elif kind == "soil":  # a weak soil over a rise its slopes make impassable for it (0.61 h / s = 0.3..0.45)
+        elif kind == "soil":  # a weak soil over a rise its slopes make impassable for it (0.61 h / s = 0.35..0.6)
             sid[inside] = table.surface_id(_pick(rng, c["obstacle_surfaces"]))
-            hill(cx, cy, float(rng.uniform(0.3, 0.45)) / 0.61 * r / 1.5, r / 1.5)
+            hill(cx, cy, float(rng.uniform(0.35, 0.6)) / 0.61 * r / 1.5, r / 1.5)
         else:  # a hill steeper than any soil lets the vehicle climb: 0.61 h / s of about 1
             hill(cx, cy, 1.7 * r / 1.5 * float(rng.uniform(0.9, 1.3)), r / 1.5)
     terrain = Terrain(height, sid, terrain.wetness, terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m,
