@@ -234,11 +234,17 @@ class PedalPid:
         return action[0] if single else action
 
 
-def _goal_curvature(bx: np.ndarray, by: np.ndarray, kmax: float) -> np.ndarray:
+def _goal_curvature(bx: np.ndarray, by: np.ndarray, kmax: float, final: bool | np.ndarray = False) -> np.ndarray:
     """Pure pursuit toward a body-frame point: 2 y / (x^2 + y^2), clipped to +-kmax; a point behind
-    (x <= 0) gets the full curvature toward its side (left when straight behind)."""
+    (x <= 0) gets the full curvature toward its side (left when straight behind); where ``final`` (the
+    point is the goal itself), a point inside the tightest turning circle (radius 1 / kmax) on its side
+    gets 0 (straight on until it is reachable, instead of circling it)."""
     k = np.clip(2.0 * by / np.maximum(bx * bx + by * by, 1e-6), -kmax, kmax)
-    return np.where(bx > 0.0, k, np.where(by >= 0.0, kmax, -kmax))
+    k = np.where(bx > 0.0, k, np.where(by >= 0.0, kmax, -kmax))
+    # a point inside the tightest turning circle on its side cannot be reached turning: go straight first
+    radius = 1.0 / kmax
+    inside = bx * bx + (np.abs(by) - radius) ** 2 < radius * radius
+    return np.where(inside & final, 0.0, k)
 
 
 class StraightLine:
@@ -268,7 +274,7 @@ class StraightLine:
         goal = np.atleast_2d(np.asarray(obs["goal"], dtype=float))
         dist, bearing = goal[:, 0], goal[:, 1]
         look = np.minimum(dist, self.lookahead_m)  # a point on the line to the goal: turn onto it, then straight
-        kappa = _goal_curvature(look * np.cos(bearing), look * np.sin(bearing), self.kmax)
+        kappa = _goal_curvature(look * np.cos(bearing), look * np.sin(bearing), self.kmax, dist <= self.lookahead_m)
         v = np.minimum(self.speed_mps, self.approach_gain * dist + 1.0)
         action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, range_gear=GEAR_HIGH,
                                   drive_mode=DRIVE_ALL_WHEEL).astype(np.float32)
@@ -282,7 +288,8 @@ class TerrainPlanner:
 
     The route is ``acres_gym.terrain.offroad.route`` over the task's route grid (steps that H / AWD climbs
     at ``speed_h_mps``, steps only L / AWD climbs at ``speed_l_mps``, grades within ``grade_margin`` of the
-    climbable ones (the ULC launches with less than full throttle), no-go areas kept ``clearance_m`` away;
+    climbable ones (the ULC launches with less than full throttle), no-go areas kept ``clearance_m`` away,
+    at most ``lateral_accel_mps2`` in the turns;
     the generator's own margins where these leave no route). Per segment it chooses the range and the drive mode: L where a step within ``preview_m`` needs
     it (the vehicle stops for the shift, which the DBW layer refuses while moving), back to H once
     ``release_m`` ahead needs no L (and L for ``release_m`` after a stall in H: slower than 0.2 m/s for
@@ -293,9 +300,10 @@ class TerrainPlanner:
     name = "terrain_planner"
 
     def __init__(self, env: Any, speed_h_mps: float = 5.0, speed_l_mps: float = 2.5, lookahead_m: float = 5.0,
-                 preview_m: float = 15.0, release_m: float = 30.0, clearance_m: float = 3.0,
-                 stall_s: float = 3.0, grade_margin: float = 0.6) -> None:
+                 preview_m: float = 15.0, release_m: float = 30.0, clearance_m: float = 5.0,
+                 stall_s: float = 3.0, grade_margin: float = 0.6, lateral_accel_mps2: float = 1.5) -> None:
         self.env = _unwrap(env)
+        self.lateral_accel_mps2 = float(lateral_accel_mps2)
         self.grade_margin = float(grade_margin)
         self.stall_s = float(stall_s)
         self.mode = self.env.action_mode
@@ -378,7 +386,7 @@ class TerrainPlanner:
             r = self.routes[i]
             if r is None:  # no route (never on a drawn episode): straight at the goal
                 d, b = goal[i]
-                kappa[i] = _goal_curvature(d * math.cos(b), d * math.sin(b), self.kmax)
+                kappa[i] = _goal_curvature(np.array([d * math.cos(b)]), np.array([d * math.sin(b)]), self.kmax, True)[0]
                 v[i] = min(self.speed_h_mps, 0.3 * d + 1.0)
                 continue
             pts, need_l, two_wd, s = r
@@ -391,7 +399,8 @@ class TerrainPlanner:
             look = min(look, len(pts) - 1)
             dx, dy = pts[look, 0] - x[i], pts[look, 1] - y[i]
             c, sn = math.cos(yaw[i]), math.sin(yaw[i])
-            kappa[i] = _goal_curvature(np.array([c * dx + sn * dy]), np.array([-sn * dx + c * dy]), self.kmax)[0]
+            kappa[i] = _goal_curvature(np.array([c * dx + sn * dy]), np.array([-sn * dx + c * dy]), self.kmax,
+                                       look == len(pts) - 1)[0]
             ahead = (s >= s[k]) & (s <= s[k] + self.preview_m)
             # a stall in H (slower than 0.2 m/s for stall_s while driving): L for the next release_m
             self.slow_s[i] = self.slow_s[i] + self.dt_s if (abs(speed[i]) < 0.2 and not self.low[i]
@@ -410,7 +419,7 @@ class TerrainPlanner:
                 v[i] = 0.0
                 gear[i] = want if abs(speed[i]) < 0.1 else GEAR_NONE
             else:
-                v[i] = min(cruise, 0.3 * d + 1.0)
+                v[i] = min(cruise, 0.3 * d + 1.0, math.sqrt(self.lateral_accel_mps2 / max(abs(kappa[i]), 1e-6)))
                 gear[i] = want
             drive[i] = DRIVE_TWO_WHEEL if two_wd[ahead].all() else DRIVE_ALL_WHEEL
         action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, range_gear=gear,
