@@ -293,16 +293,20 @@ class TerrainPlanner:
     the generator's own margins where these leave no route). Per segment it chooses the range and the drive mode: L where a step within ``preview_m`` needs
     it (the vehicle stops for the shift, which the DBW layer refuses while moving), back to H once
     ``release_m`` ahead needs no L (and L for ``release_m`` after a stall in H: slower than 0.2 m/s for
-    ``stall_s``, as a driver does when the ULC's launch torque in H is not enough); 2WD where the trafficability function says 2WD in that range climbs
-    the next ``preview_m`` with the route's margin, else AWD.
+    ``stall_s``, as a driver does when the ULC's launch torque in H is not enough; AWD then too); 2WD where the trafficability function says 2WD in that range climbs
+    the next ``preview_m`` with the route's margin on ground where 2WD climbs at least
+    ``two_wheel_min_grade``, else AWD. It slows for the turns within ``turn_preview_m``.
     """
 
     name = "terrain_planner"
 
     def __init__(self, env: Any, speed_h_mps: float = 5.0, speed_l_mps: float = 2.5, lookahead_m: float = 5.0,
                  preview_m: float = 15.0, release_m: float = 30.0, clearance_m: float = 5.0,
-                 stall_s: float = 3.0, grade_margin: float = 0.6, lateral_accel_mps2: float = 1.5) -> None:
+                 stall_s: float = 3.0, grade_margin: float = 0.6, lateral_accel_mps2: float = 1.5,
+                 turn_preview_m: float = 12.0, two_wheel_min_grade: float = 0.15) -> None:
         self.env = _unwrap(env)
+        self.turn_preview_m = float(turn_preview_m)
+        self.two_wheel_min_grade = float(two_wheel_min_grade)
         self.lateral_accel_mps2 = float(lateral_accel_mps2)
         self.grade_margin = float(grade_margin)
         self.stall_s = float(stall_s)
@@ -367,8 +371,8 @@ class TerrainPlanner:
         h = terrain.height_at(points[:, 0], points[:, 1])
         step = np.maximum(np.hypot(*np.diff(points, axis=0).T), 1e-6)
         grade = np.concatenate([[0.0], np.diff(h) / step])
-        ok = grade <= margin * np.minimum(two, np.concatenate([[two[0]], two[:-1]]))
-        return ok & (two > 0.0)
+        two = np.minimum(two, np.concatenate([[two[0]], two[:-1]]))
+        return (grade <= margin * two) & (two >= self.two_wheel_min_grade)
 
     def __call__(self, obs: dict[str, np.ndarray]):
         single = np.asarray(obs["goal"]).ndim == 1
@@ -390,6 +394,7 @@ class TerrainPlanner:
                 v[i] = min(self.speed_h_mps, 0.3 * d + 1.0)
                 continue
             pts, need_l, two_wd, s = r
+            headings = np.arctan2(np.diff(pts[:, 1]), np.diff(pts[:, 0])) if len(pts) > 1 else np.zeros(1)
             # nearest route point at or after the cursor (a window ahead)
             lo = int(self.cursor[i])
             hi = min(len(pts), lo + 40)
@@ -405,7 +410,7 @@ class TerrainPlanner:
             # a stall in H (slower than 0.2 m/s for stall_s while driving): L for the next release_m
             self.slow_s[i] = self.slow_s[i] + self.dt_s if (abs(speed[i]) < 0.2 and not self.low[i]
                                                             and int(gear_now[i]) == GEAR_HIGH) else 0.0
-            if self.slow_s[i] >= self.stall_s:
+            if self.slow_s[i] >= self.stall_s:  # L and AWD from here for release_m
                 self.hold_l_until_m[i] = s[k] + self.release_m
                 self.slow_s[i] = 0.0
             if need_l[ahead].any() or s[k] < self.hold_l_until_m[i]:
@@ -419,9 +424,15 @@ class TerrainPlanner:
                 v[i] = 0.0
                 gear[i] = want if abs(speed[i]) < 0.1 else GEAR_NONE
             else:
-                v[i] = min(cruise, 0.3 * d + 1.0, math.sqrt(self.lateral_accel_mps2 / max(abs(kappa[i]), 1e-6)))
+                # the turns ahead: the largest heading change within turn_preview_m, as a curvature
+                near = (s >= s[k]) & (s <= s[k] + self.turn_preview_m)
+                psi = headings[np.clip(np.flatnonzero(near), 0, len(headings) - 1)]
+                turn = np.max(np.abs(np.angle(np.exp(1j * (psi - headings[min(k, len(headings) - 1)]))))) \
+                    / self.turn_preview_m if psi.size else 0.0
+                bend = max(abs(kappa[i]), turn, 1e-6)
+                v[i] = min(cruise, 0.3 * d + 1.0, math.sqrt(self.lateral_accel_mps2 / bend))
                 gear[i] = want
-            drive[i] = DRIVE_TWO_WHEEL if two_wd[ahead].all() else DRIVE_ALL_WHEEL
+            drive[i] = DRIVE_TWO_WHEEL if (two_wd[ahead].all() and s[k] >= self.hold_l_until_m[i]) else DRIVE_ALL_WHEEL
         action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, range_gear=gear,
                                   drive_mode=drive).astype(np.float32)
         return action[0] if single else action
