@@ -99,19 +99,20 @@ def evaluate(policy_factory: Callable[[Any], Callable], env_id: str, episodes: i
             "wall_s": time.perf_counter() - t0, "steps": steps}
 
 
-NAVIGATION_FIGURES = ("success", "time_to_goal_s", "no_go", "stuck", "stuck_cause", "goal_distance_m")
+NAVIGATION_FIGURES = ("success", "time_to_goal_s", "no_go", "stuck", "ground_cause", "goal_distance_m")
 
 
 def navigation_row(info: Mapping[str, Any], i: int) -> dict[str, float]:
     """The navigation task's figures of vehicle ``i`` at its episode's end (empty for the path tasks):
     ``success`` (1 when the goal was reached), ``time_to_goal_s`` (NaN when not reached), ``no_go``,
-    ``stuck``, ``stuck_cause`` (1 soil, 2 grade, 3 other) and the remaining ``goal_distance_m``."""
+    ``stuck``, ``ground_cause`` (why it ended short of the goal outside no-go areas: 1 soil, 2 grade,
+    3 other) and the remaining ``goal_distance_m``."""
     if "goal_reached" not in info:
         return {}
     success = bool(info["goal_reached"][i])
     return {"success": float(success), "time_to_goal_s": float(info["time_s"][i]) if success else math.nan,
             "no_go": float(info["no_go"][i]), "stuck": float(info["stuck"][i]),
-            "stuck_cause": float(info["stuck_cause"][i]), "goal_distance_m": float(info["goal_distance_m"][i])}
+            "ground_cause": float(info["ground_cause"][i]), "goal_distance_m": float(info["goal_distance_m"][i])}
 
 
 def format_navigation_table(results: Mapping[str, Mapping[str, Any]]) -> str:

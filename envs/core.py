@@ -120,7 +120,7 @@ class RangerBatch:
         self.summaries: list[dict[str, Any]] = [{} for _ in range(n)]
         self.stats = {key: np.zeros(n) for key in ("return", "speed_sq", "lateral_sq", "fuel0_kg", "distance_m")}
         self.flags = {key: np.zeros(n, dtype=bool) for key in STATUS_FLAGS + tuple(self.task.flag_names)}
-        self.stuck_cause = np.zeros(n, dtype=np.int64)
+        self.ground_cause = np.zeros(n, dtype=np.int64)
         self.last_reward = np.zeros(n)
         self.last_terms: dict[str, np.ndarray] = {name: np.zeros(n) for name in self.rewards.names}
         self.frame: Frame | None = None
@@ -164,7 +164,7 @@ class RangerBatch:
         self.stats["fuel0_kg"][rows] = self.sim.state.fuel_used_kg[rows]
         for arr in self.flags.values():
             arr[rows] = False
-        self.stuck_cause[rows] = 0
+        self.ground_cause[rows] = 0
         self.last_reward[rows] = 0.0
         for arr in self.last_terms.values():
             arr[rows] = 0.0
@@ -245,11 +245,12 @@ class RangerBatch:
         for key, value in (("rolled_over", rolled), ("diverged", diverged), ("off_course", t.off_course & ~diverged),
                            ("off_terrain", off_terrain), ("path_complete", complete), *task_flags.items()):
             self.flags[key][rows] = value[rows]
-        stuck = task_flags.get("stuck")
-        if stuck is not None and (stuck & rows).any():
-            for i in np.flatnonzero(stuck & rows):
-                self.stuck_cause[i] = self.task.stuck_cause(int(i), float(ax[i]), float(ay[i]), float(frame.yaw_rad[i]),
-                                                            int(state["gear"][i]), int(state["drive_mode"][i]))
+        if "goal_reached" in task_flags:  # why an episode of the navigation task ended short of its goal
+            short = rows & (terminated | truncated) & ~task_flags["goal_reached"] & ~task_flags["no_go"]
+            for i in np.flatnonzero(short):
+                self.ground_cause[i] = self.task.ground_cause(
+                    int(i), float(ax[i]), float(ay[i]), float(frame.yaw_rad[i]), float(frame.pitch_rad[i]),
+                    int(state["gear"][i]), int(state["drive_mode"][i]))
         self.last_reward[rows] = reward[rows]
         for key, value in terms.items():
             self.last_terms[key][rows] = value[rows]
@@ -297,7 +298,7 @@ class RangerBatch:
         for key, value in self.flags.items():
             info[key] = value.copy()
         if "stuck" in self.flags:
-            info["stuck_cause"] = self.stuck_cause.copy()
+            info["ground_cause"] = self.ground_cause.copy()
             info["goal_distance_m"] = -t.s_m.copy()
         return info
 

@@ -27,9 +27,11 @@ the vehicle's simulator slot. After each control step the task measures, for eve
   Row 0 is the farthest ahead, column 0 the farthest left; the rear-axle midpoint sits ``behind_m`` from
   the bottom edge, in the middle of the columns. Cells are ``cell_m`` square.
 
-``stuck_cause`` (an ``info`` figure at the end): 0 none, 1 soil (the surface under the vehicle stalls a
-hill start in L / AWD on level ground, or its climbable grade is below 5 %), 2 grade (the grade ahead
-exceeds the climbable grade of the surface there, in the range and drive mode engaged), 3 other.
+``ground_cause`` (an ``info`` figure of an episode that ends short of the goal and outside no-go areas:
+stuck, off the terrain, rolled over or out of time): 1 soil (the surface under the vehicle lets a hill
+start in L / AWD climb less than 5 %), 2 grade (the steeper of the body's pitch and the terrain's grade
+over the next 4 m exceeds ``ULC_TORQUE_SHARE`` x the climbable grade of that surface in the range and
+drive mode engaged), 3 other; 0 otherwise.
 
 Options (``task_options``): ``split`` (``train`` or ``test``) picks one of ``splits``, each a set of
 terrain-generator keys (``acres_gym.terrain.offroad.DEFAULTS``) merged over ``terrain``; the test split
@@ -58,6 +60,7 @@ MAP_DEFAULTS = {"cell_m": 1.0, "rows": 32, "cols": 32, "behind_m": 8.0, "channel
 SPLITS = ("train", "test")
 TEST_SALT = 0x7E57  # mixed into the terrain seed of the test split
 SOIL_STALL_GRADE = 0.05
+ULC_TORQUE_SHARE = 0.8  # estimate: the ULC's launch throttle (about 73 %) gives about 80 % of the WOT torque
 L_INDEX, AWD_INDEX = 1, 2  # axes of grade_limit_table
 
 
@@ -265,19 +268,19 @@ class OffroadNavigationTask:
             goal=np.stack([dist, bearing], axis=1), local_map=local,
         )
 
-    def stuck_cause(self, i: int, x: float, y: float, yaw: float, gear: int, drive_mode: int) -> int:
-        """Why vehicle ``i`` is stuck (module docstring): 1 soil, 2 grade, 3 other."""
+    def ground_cause(self, i: int, x: float, y: float, yaw: float, pitch: float, gear: int, drive_mode: int) -> int:
+        """Why vehicle ``i`` ended short of the goal (module docstring): 1 soil, 2 grade, 3 other."""
         terrain = self.sim.terrain.terrain(i)
         sid = int(terrain.surface_at(x, y))
-        wet = float(terrain.wetness_at(x, y))
-        b = int(wetness_bin(wet))
+        b = int(wetness_bin(float(terrain.wetness_at(x, y))))
         if self.grade_limits[sid, b, L_INDEX, AWD_INDEX] < SOIL_STALL_GRADE:
             return 1
-        ahead = 2.0
-        grade = (float(terrain.height_at(x + ahead * math.cos(yaw), y + ahead * math.sin(yaw)))
-                 - float(terrain.height_at(x, y))) / ahead
+        h0 = float(terrain.height_at(x, y))
+        ahead = max((float(terrain.height_at(x + d * math.cos(yaw), y + d * math.sin(yaw))) - h0) / d
+                    for d in (1.0, 2.0, 3.0, 4.0))
+        grade = max(ahead, -math.tan(pitch))  # nose up is negative pitch
         r = L_INDEX if gear == GEAR_LOW else 0
-        if grade > self.grade_limits[sid, b, r, int(drive_mode)]:
+        if grade > ULC_TORQUE_SHARE * self.grade_limits[sid, b, r, int(drive_mode)]:
             return 2
         return 3
 

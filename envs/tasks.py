@@ -235,9 +235,10 @@ class RangerOffroadNavigation(RangerEnv):
     ## Episode End
 
     Terminated when the goal is within 3 m (``info["goal_reached"]``), the vehicle enters a no-go area
-    (``info["no_go"]``), moves less than 1 m in 15 s (``info["stuck"]``, with ``info["stuck_cause"]``: 1
-    soil, 2 grade, 3 other), rolls over, diverges or leaves the terrain. Truncated after 150 s (1500 steps
-    at 10 Hz), the registered ``max_episode_steps``.
+    (``info["no_go"]``), moves less than 1 m in 15 s (``info["stuck"]``), rolls over, diverges or leaves
+    the terrain. Truncated after 150 s (1500 steps at 10 Hz), the registered ``max_episode_steps``.
+    ``info["ground_cause"]`` says why an episode ended short of the goal outside no-go areas: 1 soil,
+    2 grade, 3 other (``acres_gym.envs.offroad``).
 
     ## Arguments
 

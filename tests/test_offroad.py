@@ -84,8 +84,8 @@ def test_test_split_draws_other_ground():
 
 
 def test_local_map_on_a_hand_built_terrain_at_two_headings(limits):
-    """A slope of 10 % rising along +x beyond x = 10 m, a snow patch over 4 < y < 10, a no-go square
-    over -12 < x < -6, -3 < y < 3; the vehicle at the origin heading +x, then heading +y."""
+    """A slope of 10 % rising along +x beyond x = 10 m, a snow patch over 4 < y < 10, a no-go rectangle
+    over -16 < x < -2, 12 < y < 22; the vehicle at the origin heading +x, then heading +y."""
     table, lim = limits
     env = make(config=SMALL)
     env.reset(seed=0)
@@ -96,7 +96,7 @@ def test_local_map_on_a_hand_built_terrain_at_two_headings(limits):
     sid = np.full(X.shape, table.surface_id("grass"), dtype=np.int32)
     snow = (Y > 4.0) & (Y < 10.0)
     sid[snow] = table.surface_id("snow")
-    no_go = (X > -12.0) & (X < -6.0) & (np.abs(Y) < 3.0)
+    no_go = (X > -16.0) & (X < -2.0) & (Y > 12.0) & (Y < 22.0)
     terrain = Terrain(height, sid, np.zeros(X.shape), terrain0.origin_x_m, terrain0.origin_y_m, terrain0.cell_m,
                       table=terrain0.table)
     env.sim.terrain.replace(0, terrain)
@@ -118,8 +118,8 @@ def test_local_map_on_a_hand_built_terrain_at_two_headings(limits):
         for r in range(m["rows"]):
             for q in range(m["cols"]):
                 wx, wy = world(r, q, yaw)
-                near_edge = min(abs(wx - 10.0), abs(wy - 4.0), abs(wy - 10.0), abs(wx + 12.0), abs(wx + 6.0),
-                                abs(abs(wy) - 3.0)) < 2.5  # within a terrain cell (2 m) of a boundary
+                near_edge = min(abs(wx - 10.0), abs(wy - 4.0), abs(wy - 10.0), abs(wx + 16.0), abs(wx + 2.0),
+                                abs(wy - 12.0), abs(wy - 22.0)) < 2.5  # within a terrain cell (2 m) of a boundary
                 if near_edge:
                     continue
                 expected_h = 0.1 * (wx - 10.0) if wx > 10.0 else 0.0
@@ -129,7 +129,7 @@ def test_local_map_on_a_hand_built_terrain_at_two_headings(limits):
                 assert local[1, r, q] == pytest.approx(expected_g, abs=1e-9)
                 in_snow = 4.0 < wy < 10.0
                 assert local[2, r, q] == pytest.approx(snow_l if in_snow else grass_l)
-                inside = -12.0 < wx < -6.0 and abs(wy) < 3.0
+                inside = -16.0 < wx < -2.0 and 12.0 < wy < 22.0
                 assert local[3, r, q] == (1.0 if inside else 0.0)
                 checked["slope"] += wx > 10.0
                 checked["snow"] += in_snow
@@ -162,7 +162,7 @@ def test_stuck_after_15_s_without_a_metre():
         _, _, terminated, _, info = env.step(hold)
         if terminated:
             break
-    assert info["stuck"] and k == 150 and info["stuck_cause"] in (1, 2, 3)
+    assert info["stuck"] and k == 150 and info["ground_cause"] in (1, 2, 3)
 
 
 def test_hill_climb_id_and_config_checks():
@@ -221,4 +221,4 @@ def test_planner_solves_and_straight_line_fails_for_ground_reasons():
     assert straight["success"] <= 0.60
     for row in results["straight_line"]["per_episode"]:
         if not row["success"]:
-            assert row["no_go"] or (row["stuck"] and row["stuck_cause"] in (1, 2)), row
+            assert row["no_go"] or row["ground_cause"] in (1, 2), row
