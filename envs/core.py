@@ -121,6 +121,7 @@ class RangerBatch:
         self.stats = {key: np.zeros(n) for key in ("return", "speed_sq", "lateral_sq", "fuel0_kg", "distance_m")}
         self.flags = {key: np.zeros(n, dtype=bool) for key in STATUS_FLAGS + tuple(self.task.flag_names)}
         self.ground_cause = np.zeros(n, dtype=np.int64)
+        self.crawl_counts = np.zeros((n, 4), dtype=np.int64)  # steps crawled per ground cause (navigation)
         self.last_reward = np.zeros(n)
         self.last_terms: dict[str, np.ndarray] = {name: np.zeros(n) for name in self.rewards.names}
         self.frame: Frame | None = None
@@ -165,6 +166,7 @@ class RangerBatch:
         for arr in self.flags.values():
             arr[rows] = False
         self.ground_cause[rows] = 0
+        self.crawl_counts[rows] = 0
         self.last_reward[rows] = 0.0
         for arr in self.last_terms.values():
             arr[rows] = 0.0
@@ -246,15 +248,28 @@ class RangerBatch:
                            ("off_terrain", off_terrain), ("path_complete", complete), *task_flags.items()):
             self.flags[key][rows] = value[rows]
         if "goal_reached" in task_flags:  # why an episode of the navigation task ended short of its goal
-            short = rows & (terminated | truncated) & ~task_flags["goal_reached"] & ~task_flags["no_go"]
-            for i in np.flatnonzero(short):
-                self.ground_cause[i] = self.task.ground_cause(
-                    int(i), float(ax[i]), float(ay[i]), float(frame.yaw_rad[i]), float(frame.pitch_rad[i]),
-                    int(state["gear"][i]), int(state["drive_mode"][i]))
+            self._count_ground(rows, frame, state, ax, ay, speed, terminated | truncated, task_flags)
         self.last_reward[rows] = reward[rows]
         for key, value in terms.items():
             self.last_terms[key][rows] = value[rows]
         return reward, np.where(rows, terminated, False), np.where(rows, truncated, False)
+
+    def _count_ground(self, rows, frame, state, ax, ay, speed, ended, task_flags) -> None:
+        """The navigation task's ground causes: counted on every step a vehicle crawls, then the cause of
+        an episode that ends short of the goal (``acres_gym.envs.offroad``, ``ground_cause``)."""
+        from acres_gym.envs.offroad import CRAWL_AFTER_S, CRAWL_MPS
+
+        def cause(i):
+            return self.task.ground_cause(int(i), float(ax[i]), float(ay[i]), float(frame.yaw_rad[i]),
+                                          float(frame.pitch_rad[i]), int(state["gear"][i]), int(state["drive_mode"][i]))
+
+        crawl = rows & (np.abs(speed) < CRAWL_MPS) & (self.steps * self.dt_s > CRAWL_AFTER_S)
+        for i in np.flatnonzero(crawl):
+            self.crawl_counts[i, cause(i)] += 1
+        short = rows & ended & ~task_flags["goal_reached"] & ~task_flags["no_go"]
+        for i in np.flatnonzero(short):
+            counts = self.crawl_counts[i]
+            self.ground_cause[i] = int(np.argmax(counts[1:]) + 1) if counts[1:].any() else cause(i)
 
     # --- frames, observations, infos -----------------------------------------------------------------
     def _frame(self, kin: dict[str, np.ndarray], previous_action: np.ndarray | None = None) -> Frame:

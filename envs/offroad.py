@@ -28,10 +28,11 @@ the vehicle's simulator slot. After each control step the task measures, for eve
   the bottom edge, in the middle of the columns. Cells are ``cell_m`` square.
 
 ``ground_cause`` (an ``info`` figure of an episode that ends short of the goal and outside no-go areas:
-stuck, off the terrain, rolled over or out of time): 1 soil (the surface under the vehicle lets a hill
-start in L / AWD climb less than 5 %), 2 grade (the steeper of the body's pitch and the terrain's grade
-over the next 4 m exceeds ``ULC_TORQUE_SHARE`` x the climbable grade of that surface in the range and
-drive mode engaged), 3 other; 0 otherwise.
+stuck, off the terrain, rolled over or out of time): the ground the vehicle crawled on most (slower than
+``CRAWL_MPS`` after the first ``CRAWL_AFTER_S``), or, if it never crawled, the ground where it ended:
+1 soil (the surface under the vehicle lets a hill start in L / AWD climb less than 5 %), 2 grade (the
+steeper of the body's pitch and the terrain's grade over the next 4 m exceeds ``ULC_TORQUE_SHARE`` x the
+climbable grade of that surface in the range and drive mode engaged), 3 neither; 0 otherwise.
 
 Options (``task_options``): ``split`` (``train`` or ``test``) picks one of ``splits``, each a set of
 terrain-generator keys (``acres_gym.terrain.offroad.DEFAULTS``) merged over ``terrain``; the test split
@@ -50,7 +51,7 @@ from numba import njit
 from acres_gym.constants import GEAR_LOW
 from acres_gym.terrain.offroad import DEFAULTS as TERRAIN_DEFAULTS
 from acres_gym.terrain.offroad import offroad_episode, resolve_config
-from acres_gym.terrain.sampling import sample_height
+from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
 from acres_gym.terrain.trafficability import grade_limit_table, wetness_bin
 from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
 from acres_gym.envs.task_logic import TaskFrame
@@ -60,6 +61,8 @@ MAP_DEFAULTS = {"cell_m": 1.0, "rows": 32, "cols": 32, "behind_m": 8.0, "channel
 SPLITS = ("train", "test")
 TEST_SALT = 0x7E57  # mixed into the terrain seed of the test split
 SOIL_STALL_GRADE = 0.05
+CRAWL_MPS = 0.5
+CRAWL_AFTER_S = 5.0
 ULC_TORQUE_SHARE = 0.8  # estimate: the ULC's launch throttle (about 73 %) gives about 80 % of the WOT torque
 L_INDEX, AWD_INDEX = 1, 2  # axes of grade_limit_table
 
@@ -269,14 +272,15 @@ class OffroadNavigationTask:
         )
 
     def ground_cause(self, i: int, x: float, y: float, yaw: float, pitch: float, gear: int, drive_mode: int) -> int:
-        """Why vehicle ``i`` ended short of the goal (module docstring): 1 soil, 2 grade, 3 other."""
-        terrain = self.sim.terrain.terrain(i)
-        sid = int(terrain.surface_at(x, y))
-        b = int(wetness_bin(float(terrain.wetness_at(x, y))))
+        """The ground under vehicle ``i`` (module docstring): 1 soil, 2 grade, 3 neither."""
+        st = self.sim.terrain
+        arrays = (st.height_m, st.origin_xy_m, st.cell_m, i)
+        sid, wet = sample_surface_k(st.surface_id, st.wetness, st.origin_xy_m, st.cell_m, i, x, y)
+        b = int(wetness_bin(float(wet)))
         if self.grade_limits[sid, b, L_INDEX, AWD_INDEX] < SOIL_STALL_GRADE:
             return 1
-        h0 = float(terrain.height_at(x, y))
-        ahead = max((float(terrain.height_at(x + d * math.cos(yaw), y + d * math.sin(yaw))) - h0) / d
+        h0 = sample_height_k(*arrays, x, y)[0]
+        ahead = max((sample_height_k(*arrays, x + d * math.cos(yaw), y + d * math.sin(yaw))[0] - h0) / d
                     for d in (1.0, 2.0, 3.0, 4.0))
         grade = max(ahead, -math.tan(pitch))  # nose up is negative pitch
         r = L_INDEX if gear == GEAR_LOW else 0
