@@ -142,12 +142,25 @@ class SB3Policy:
         return lambda _venv: policy
 
 
+def _run_files(model_path: Path) -> tuple[Path, Path]:
+    """(config.yaml, normaliser) of a run's ``model.zip``, or of a checkpoint ``checkpoints/model_<steps>_steps.zip``
+    (the run's config.yaml and ``model_vecnormalize_<steps>_steps.pkl``)."""
+    import re
+
+    steps = re.fullmatch(r"model_(\d+)_steps\.zip", model_path.name)
+    if steps and model_path.parent.name == "checkpoints":
+        return (model_path.parent.parent / "config.yaml",
+                model_path.parent / f"model_vecnormalize_{steps.group(1)}_steps.pkl")
+    return model_path.parent / "config.yaml", model_path.parent / "vecnormalize.pkl"
+
+
 def load_run_config(model_path: str | Path) -> dict:
-    """The resolved training config saved beside a ``model.zip`` by ``train.py`` (its ``config.yaml``)."""
+    """The resolved training config saved beside a ``model.zip`` by ``train.py`` (its ``config.yaml``; for a
+    checkpoint, the run's)."""
     model_path = Path(model_path)
     if not model_path.is_file():
         raise FileNotFoundError(f"no model at {model_path} (expected the model.zip of a train.py run)")
-    config_path = model_path.parent / "config.yaml"
+    config_path = _run_files(model_path)[0]
     if not config_path.is_file():
         raise FileNotFoundError(f"{config_path} is missing: a train.py run saves it beside model.zip")
     return yaml.safe_load(config_path.read_text(encoding="utf-8"))
@@ -155,16 +168,17 @@ def load_run_config(model_path: str | Path) -> dict:
 
 def load_run_policy(model_path: str | Path):
     """``(policy factory, action mode, env config)`` of a model saved by ``train.py``: ``model.zip`` with
-    ``vecnormalize.pkl`` (if any) and ``config.yaml`` in the same directory."""
+    ``vecnormalize.pkl`` (if any) and ``config.yaml`` in the same directory, or a checkpoint
+    ``checkpoints/model_<steps>_steps.zip`` with its ``model_vecnormalize_<steps>_steps.pkl``."""
     model_path = Path(model_path)
-    run = model_path.parent
     config = load_run_config(model_path)
     model = algorithm_class(config["algo"]).load(str(model_path), device="cpu")
     normalizer = None
-    if (run / "vecnormalize.pkl").exists():
+    normalizer_path = _run_files(model_path)[1]
+    if normalizer_path.exists():
         import pickle
 
-        with open(run / "vecnormalize.pkl", "rb") as f:
+        with open(normalizer_path, "rb") as f:
             normalizer = pickle.load(f)
     env_config = load_config(config.get("env_config"))
     return SB3Policy.factory(model, normalizer), env_config.get("action_mode"), env_config
