@@ -30,9 +30,9 @@ the vehicle's simulator slot. After each control step the task measures, for eve
 ``ground_cause`` (an ``info`` figure of an episode that ends short of the goal and outside no-go areas:
 stuck, off the terrain, rolled over or out of time): the ground the vehicle crawled on most (slower than
 ``CRAWL_MPS`` after the first ``CRAWL_AFTER_S``), or, if it never crawled, the ground where it ended:
-1 soil (the surface under the vehicle lets a hill start in L / AWD climb less than 5 %), 2 grade (the
-steeper of the body's pitch and the terrain's grade over the next 4 m exceeds ``ULC_TORQUE_SHARE`` x the
-climbable grade of that surface in the range and drive mode engaged), 3 neither; 0 otherwise.
+1 soil (``ULC_TORQUE_SHARE`` x the climbable grade of the surface under the vehicle, in the range and
+drive mode engaged, is below 5 %), 2 grade (the steeper of the body's pitch and the terrain's grade over
+the next 4 m exceeds that figure), 3 neither; 0 otherwise.
 
 Options (``task_options``): ``split`` (``train`` or ``test``) picks one of ``splits``, each a set of
 terrain-generator keys (``acres_gym.terrain.offroad.DEFAULTS``) merged over ``terrain``; the test split
@@ -277,14 +277,15 @@ class OffroadNavigationTask:
         arrays = (st.height_m, st.origin_xy_m, st.cell_m, i)
         sid, wet = sample_surface_k(st.surface_id, st.wetness, st.origin_xy_m, st.cell_m, i, x, y)
         b = int(wetness_bin(float(wet)))
-        if self.grade_limits[sid, b, L_INDEX, AWD_INDEX] < SOIL_STALL_GRADE:
+        r = L_INDEX if gear == GEAR_LOW else 0
+        limit = ULC_TORQUE_SHARE * self.grade_limits[sid, b, r, int(drive_mode)]
+        if limit < SOIL_STALL_GRADE:
             return 1
         h0 = sample_height_k(*arrays, x, y)[0]
         ahead = max((sample_height_k(*arrays, x + d * math.cos(yaw), y + d * math.sin(yaw))[0] - h0) / d
                     for d in (1.0, 2.0, 3.0, 4.0))
         grade = max(ahead, -math.tan(pitch))  # nose up is negative pitch
-        r = L_INDEX if gear == GEAR_LOW else 0
-        if grade > ULC_TORQUE_SHARE * self.grade_limits[sid, b, r, int(drive_mode)]:
+        if grade > limit:
             return 2
         return 3
 
