@@ -59,9 +59,9 @@ def check_id_config(default: str | None, config: Any, cfg: dict) -> None:
     base = load_config(default)
     if cfg.get("task") != base.get("task"):
         ids = [i for i, (name, _e, _v) in ENVIRONMENTS.items() if load_config(name).get("task") == cfg.get("task")]
-        hint = f"; use {' or '.join(ids)}" if ids else ""
-        raise ValueError(f"config key 'task' = {cfg.get('task')!r}: the environment of the {default!r} config runs "
-                         f"task {base.get('task')!r} and an id fixes its task{hint}")
+        if ids:  # an unknown task name is left to make_task, which lists the known ones
+            raise ValueError(f"config key 'task' = {cfg.get('task')!r}: the environment of the {default!r} config "
+                             f"runs task {base.get('task')!r} and an id fixes its task; use {' or '.join(ids)}")
     if isinstance(config, str) and config != default:
         other = id_for_config(config)
         if other is None:
