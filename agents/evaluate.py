@@ -14,7 +14,10 @@ A policy factory is ``callable(venv) -> policy`` with ``policy(obs) -> actions``
 ``format_table`` prints them.
 
 Command line: ``python -m acres_gym.agents.evaluate --env acres_gym/RangerSpeedTracking-v1 --episodes 8`` compares
-the two classical baselines. ``--model runs/x/model.zip`` adds a trained model (the environment and its
+the two classical baselines. On ``acres_gym/RangerOffroadNavigation-v0`` it compares ``straight_line`` and
+``terrain_planner`` and reports, per episode and as a mean, ``success``, ``time_to_goal_s`` (NaN when not
+reached; the mean over the episodes that reached it), ``fuel_used_g``, ``no_go``, ``stuck`` and
+``rolled_over`` (``--json`` writes them all); ``--split test`` evaluates the held-out terrain distribution. ``--model runs/x/model.zip`` adds a trained model (the environment and its
 config then default to the ones it was trained on). ``--config`` and ``--set key.sub=value`` change the
 task config, e.g. ``--set randomization.terrain.grade_pct=[0,15]``: robustness studies on other ground,
 payloads or biases. Bad options stop with exit status 2 and a message naming them.
