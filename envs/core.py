@@ -261,15 +261,16 @@ class RangerBatch:
 
         def cause(i):
             return self.task.ground_cause(int(i), float(ax[i]), float(ay[i]), float(frame.yaw_rad[i]),
-                                          float(frame.pitch_rad[i]), int(state["gear"][i]), int(state["drive_mode"][i]))
+                                          float(frame.pitch_rad[i]), int(state["gear"][i]), int(state["drive_mode"][i]),
+                                          bool(state["rolled_over"][i]))
 
         crawl = rows & (np.abs(speed) < CRAWL_MPS) & (self.steps * self.dt_s > CRAWL_AFTER_S)
         for i in np.flatnonzero(crawl):
             self.crawl_counts[i, cause(i)] += 1
         short = rows & ended & ~task_flags["goal_reached"] & ~task_flags["no_go"]
         for i in np.flatnonzero(short):
-            counts = self.crawl_counts[i]
-            self.ground_cause[i] = int(np.argmax(counts[1:]) + 1) if counts[1:].any() else cause(i)
+            counts, end = self.crawl_counts[i], cause(i)
+            self.ground_cause[i] = end if end in (1, 2) or not counts[1:].any() else int(np.argmax(counts[1:]) + 1)
 
     # --- frames, observations, infos -----------------------------------------------------------------
     def _frame(self, kin: dict[str, np.ndarray], previous_action: np.ndarray | None = None) -> Frame:

@@ -28,11 +28,13 @@ the vehicle's simulator slot. After each control step the task measures, for eve
   the bottom edge, in the middle of the columns. Cells are ``cell_m`` square.
 
 ``ground_cause`` (an ``info`` figure of an episode that ends short of the goal and outside no-go areas:
-stuck, off the terrain, rolled over or out of time): the ground the vehicle crawled on most (slower than
-``CRAWL_MPS`` after the first ``CRAWL_AFTER_S``), or, if it never crawled, the ground where it ended:
+stuck, off the terrain, rolled over or out of time): the ground where it ended when that is soil or grade,
+else the ground it crawled on most (slower than ``CRAWL_MPS`` after the first ``CRAWL_AFTER_S``), if it
+crawled:
 1 soil (``ULC_TORQUE_SHARE`` x the climbable grade of the surface under the vehicle, in the range and
 drive mode engaged, is below 5 %), 2 grade (the steeper of the body's pitch and the terrain's grade over
-the next 4 m exceeds that figure), 3 neither; 0 otherwise.
+the next 4 m exceeds that figure, the slope across the heading exceeds the routes' ``max_side_grade``, or
+the vehicle rolled over within 4 m of a slope steeper than that), 3 neither; 0 otherwise.
 
 Options (``task_options``): ``split`` (``train`` or ``test``) picks one of ``splits``, each a set of
 terrain-generator keys (``acres_gym.terrain.offroad.DEFAULTS``) merged over ``terrain``; the test split
@@ -271,7 +273,8 @@ class OffroadNavigationTask:
             goal=np.stack([dist, bearing], axis=1), local_map=local,
         )
 
-    def ground_cause(self, i: int, x: float, y: float, yaw: float, pitch: float, gear: int, drive_mode: int) -> int:
+    def ground_cause(self, i: int, x: float, y: float, yaw: float, pitch: float, gear: int, drive_mode: int,
+                     rolled: bool = False) -> int:
         """The ground under vehicle ``i`` (module docstring): 1 soil, 2 grade, 3 neither."""
         st = self.sim.terrain
         arrays = (st.height_m, st.origin_xy_m, st.cell_m, i)
@@ -281,7 +284,17 @@ class OffroadNavigationTask:
         limit = ULC_TORQUE_SHARE * self.grade_limits[sid, b, r, int(drive_mode)]
         if limit < SOIL_STALL_GRADE:
             return 1
-        h0 = sample_height_k(*arrays, x, y)[0]
+        h0, dh_dx, dh_dy = sample_height_k(*arrays, x, y)
+        side = abs(-math.sin(yaw) * dh_dx + math.cos(yaw) * dh_dy)
+        steep = self.terrain_config_resolved["max_side_grade"]
+        if side > steep:  # across a slope steeper than routes allow
+            return 2
+        if rolled:  # a rollover among slopes steeper than routes allow (within 4 m)
+            for dx in (-4.0, 0.0, 4.0):
+                for dy in (-4.0, 0.0, 4.0):
+                    _h, gx, gy = sample_height_k(*arrays, x + dx, y + dy)
+                    if math.hypot(gx, gy) > steep:
+                        return 2
         ahead = max((sample_height_k(*arrays, x + d * math.cos(yaw), y + d * math.sin(yaw))[0] - h0) / d
                     for d in (1.0, 2.0, 3.0, 4.0))
         grade = max(ahead, -math.tan(pitch))  # nose up is negative pitch
