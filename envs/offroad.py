@@ -31,8 +31,8 @@ the vehicle's simulator slot. After each control step the task measures, for eve
 stuck, off the terrain, rolled over or out of time): the ground where it ended when that is soil or grade,
 else the ground it crawled on most (slower than ``CRAWL_MPS`` after the first ``CRAWL_AFTER_S``), if it
 crawled:
-1 soil (``ULC_TORQUE_SHARE`` x the climbable grade of the surface under the vehicle, in the range and
-drive mode engaged, is below 5 %), 2 grade (the steeper of the body's pitch and the terrain's grade over
+1 soil (the drivable grade of the surface under the vehicle in the range and drive mode engaged, the
+generator's ``grade_margin`` x the climbable one, is below 5 %), 2 grade (the steeper of the body's pitch and the terrain's grade over
 the next 4 m exceeds that figure, the slope across the heading exceeds the routes' ``max_side_grade``, or
 the vehicle rolled over within 4 m of a slope steeper than that), 3 neither; 0 otherwise.
 
@@ -59,13 +59,12 @@ from acres_gym.envs.config import check_keys, merge_configs, number, strip_comme
 from acres_gym.envs.task_logic import TaskFrame
 
 MAP_CHANNELS = ("height", "grade", "traction", "no_go")
-MAP_DEFAULTS = {"cell_m": 1.0, "rows": 32, "cols": 32, "behind_m": 8.0, "channels": list(MAP_CHANNELS)}
+MAP_DEFAULTS = {"cell_m": 2.0, "rows": 16, "cols": 16, "behind_m": 8.0, "channels": list(MAP_CHANNELS)}
 SPLITS = ("train", "test")
 TEST_SALT = 0x7E57  # mixed into the terrain seed of the test split
 SOIL_STALL_GRADE = 0.05
 CRAWL_MPS = 0.5
 CRAWL_AFTER_S = 5.0
-ULC_TORQUE_SHARE = 0.8  # estimate: the ULC's launch throttle (about 73 %) gives about 80 % of the WOT torque
 L_INDEX, AWD_INDEX = 1, 2  # axes of grade_limit_table
 
 
@@ -281,7 +280,7 @@ class OffroadNavigationTask:
         sid, wet = sample_surface_k(st.surface_id, st.wetness, st.origin_xy_m, st.cell_m, i, x, y)
         b = int(wetness_bin(float(wet)))
         r = L_INDEX if gear == GEAR_LOW else 0
-        limit = ULC_TORQUE_SHARE * self.grade_limits[sid, b, r, int(drive_mode)]
+        limit = self.terrain_config_resolved["grade_margin"] * self.grade_limits[sid, b, r, int(drive_mode)]
         if limit < SOIL_STALL_GRADE:
             return 1
         h0, dh_dx, dh_dy = sample_height_k(*arrays, x, y)
