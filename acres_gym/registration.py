@@ -9,7 +9,13 @@ id                                  entry point                            vecto
 =================================== ====================================== =================================
 ``acres_gym/RangerSpeedTracking-v1`` ``acres_gym.envs.tasks:RangerSpeedTracking``    ``acres_gym.envs.tasks:RangerSpeedTrackingVector``
 ``acres_gym/RangerPathFollowing-v1`` ``acres_gym.envs.tasks:RangerPathFollowing``    ``acres_gym.envs.tasks:RangerPathFollowingVector``
+``acres_gym/RangerHillClimb-v0``     ``acres_gym.envs.tasks:RangerHillClimb``        ``acres_gym.envs.tasks:RangerHillClimbVector``
+``acres_gym/RangerOffroadNavigation-v0`` ``...:RangerOffroadNavigation``             ``...:RangerOffroadNavigationVector``
 =================================== ====================================== =================================
+
+An id fixes its task, spaces and config: a config that changes the task kind (``task``) of an id is an
+error naming the key, and so is a task config that is another id's own (``config="hill_climb"``) when it
+changes the spaces (it names the key and the id to use); with equal spaces it keeps working.
 
 The episode length follows the config everywhere: the ids are registered without ``max_episode_steps``, so
 ``gymnasium.make`` adds no ``TimeLimit`` of its own, and the environment truncates its episodes after the
@@ -38,7 +44,16 @@ ENVIRONMENTS: dict[str, tuple[str, str, str]] = {
                                             "acres_gym.envs.tasks:RangerSpeedTrackingVector"),
     f"{NAMESPACE}/RangerPathFollowing-v1": ("path_following", "acres_gym.envs.tasks:RangerPathFollowing",
                                             "acres_gym.envs.tasks:RangerPathFollowingVector"),
+    f"{NAMESPACE}/RangerHillClimb-v0": ("hill_climb", "acres_gym.envs.tasks:RangerHillClimb",
+                                        "acres_gym.envs.tasks:RangerHillClimbVector"),
+    f"{NAMESPACE}/RangerOffroadNavigation-v0": ("offroad_navigation", "acres_gym.envs.tasks:RangerOffroadNavigation",
+                                                "acres_gym.envs.tasks:RangerOffroadNavigationVector"),
 }
+
+
+def id_for_config(task_config: str) -> str | None:
+    """The registered id whose own task config is ``task_config`` (None if no id has it)."""
+    return next((env_id for env_id, (name, _e, _v) in ENVIRONMENTS.items() if name == task_config), None)
 
 
 def register_envs() -> list[str]:

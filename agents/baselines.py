@@ -10,7 +10,12 @@
 With the gear axis (``action_options.gear_axis``) both choose the range at the start of each episode
 (``RangeChooser``: L when the ground ahead climbs more than 10 %, else H).
 
-Both read only the observation (target speed and path points in the body frame, reported speeds), work on
+For ``RangerOffroadNavigation``: ``StraightLine`` (no map: the ULC and pure pursuit straight at the goal,
+H and AWD) and ``TerrainPlanner`` (a grid search on the true terrain with the trafficability function,
+range and drive mode per segment, followed with the ULC and pure pursuit; a reference that sees the
+whole map).
+
+The first two read only the observation (target speed and path points in the body frame, reported speeds), work on
 one observation (``{name: (shape)}``) or a batch (``{name: (N, shape)}``) and return the matching action.
 Build them for an environment (single or vector): ``UlcPurePursuit(env)``, so they know its action mode,
 control rate and path preview distances. ``reset(rows=None)`` clears the PID's integrators (all
@@ -28,9 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE
+from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TWO_WHEEL, GEAR_HIGH, GEAR_LOW, GEAR_NONE
 
-BASELINES = ("ulc_pure_pursuit", "pedal_pid")
+BASELINES = ("ulc_pure_pursuit", "pedal_pid", "straight_line", "terrain_planner")
+NAVIGATION_BASELINES = ("straight_line", "terrain_planner")
 
 
 def _unwrap(env: Any) -> Any:
@@ -228,9 +234,215 @@ class PedalPid:
         return action[0] if single else action
 
 
+def _goal_curvature(bx: np.ndarray, by: np.ndarray, kmax: float, final: bool | np.ndarray = False) -> np.ndarray:
+    """Pure pursuit toward a body-frame point: 2 y / (x^2 + y^2), clipped to +-kmax; a point behind
+    (x <= 0) gets the full curvature toward its side (left when straight behind); where ``final`` (the
+    point is the goal itself), a point inside the tightest turning circle (radius 1 / kmax) on its side
+    gets 0 (straight on until it is reachable, instead of circling it)."""
+    k = np.clip(2.0 * by / np.maximum(bx * bx + by * by, 1e-6), -kmax, kmax)
+    k = np.where(bx > 0.0, k, np.where(by >= 0.0, kmax, -kmax))
+    # a point inside the tightest turning circle on its side cannot be reached turning: go straight first
+    radius = 1.0 / kmax
+    inside = bx * bx + (np.abs(by) - radius) ** 2 < radius * radius
+    return np.where(inside & final, 0.0, k)
+
+
+class StraightLine:
+    """The off-road navigation baseline without a map: the ULC at a cruise speed and pure pursuit
+    straight at the goal, in H and AWD (``RangerOffroadNavigation``'s action mode: curvature, speed,
+    range, drive mode): it pursues the point ``lookahead_m`` ahead on the line to the goal, so it turns
+    onto the line and then keeps to it. It slows to ``approach_gain`` x distance + 1 m/s near the goal."""
+
+    name = "straight_line"
+
+    def __init__(self, env: Any, speed_mps: float = 5.0, approach_gain: float = 0.3, lookahead_m: float = 8.0) -> None:
+        self.lookahead_m = float(lookahead_m)
+        u = _unwrap(env)
+        self.mode = u.action_mode
+        if self.mode.name != "curvature+ulc_velocity" or not (self.mode.gear_axis and self.mode.drive_axis):
+            raise ValueError("StraightLine drives curvature+ulc_velocity with gear_axis and drive_axis (the "
+                             f"RangerOffroadNavigation action mode); the environment uses {self.mode.name!r}")
+        self.kmax = float(self.mode.options["curvature_max_per_m"])
+        self.speed_mps = float(speed_mps)
+        self.approach_gain = float(approach_gain)
+
+    def reset(self, rows: np.ndarray | None = None) -> None:
+        """Nothing to clear (the range request is repeated; the DBW layer shifts only when stopped)."""
+
+    def __call__(self, obs: dict[str, np.ndarray]):
+        single = np.asarray(obs["goal"]).ndim == 1
+        goal = np.atleast_2d(np.asarray(obs["goal"], dtype=float))
+        dist, bearing = goal[:, 0], goal[:, 1]
+        look = np.minimum(dist, self.lookahead_m)  # a point on the line to the goal: turn onto it, then straight
+        kappa = _goal_curvature(look * np.cos(bearing), look * np.sin(bearing), self.kmax, dist <= self.lookahead_m)
+        v = np.minimum(self.speed_mps, self.approach_gain * dist + 1.0)
+        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, range_gear=GEAR_HIGH,
+                                  drive_mode=DRIVE_ALL_WHEEL).astype(np.float32)
+        return action[0] if single else action
+
+
+class TerrainPlanner:
+    """The off-road navigation reference: a grid search on the TRUE terrain of each episode (it reads the
+    environment's terrain, no-go mask and the trafficability table, so it sees what a policy's
+    ``local_map`` does not), then the ULC and pure pursuit along the route.
+
+    The route is ``acres_gym.terrain.offroad.route`` over the task's route grid (steps that H / AWD climbs
+    at ``speed_h_mps``, steps only L / AWD climbs at ``speed_l_mps``, grades within ``grade_margin`` of the
+    climbable ones (the ULC launches with less than full throttle), no-go areas kept ``clearance_m`` away,
+    at most ``lateral_accel_mps2`` in the turns;
+    the generator's own margins where these leave no route). Per segment it chooses the range and the drive mode: L where a step within ``preview_m`` needs
+    it (the vehicle stops for the shift, which the DBW layer refuses while moving), back to H once
+    ``release_m`` ahead needs no L (and L for ``release_m`` after a stall in H: slower than 0.2 m/s for
+    ``stall_s``, as a driver does when the ULC's launch torque in H is not enough; AWD then too); 2WD where the trafficability function says 2WD in that range climbs
+    the next ``preview_m`` with the route's margin on ground where 2WD climbs at least
+    ``two_wheel_min_grade``, else AWD. It slows for the turns within ``turn_preview_m``.
+    """
+
+    name = "terrain_planner"
+
+    def __init__(self, env: Any, speed_h_mps: float = 5.0, speed_l_mps: float = 2.5, lookahead_m: float = 5.0,
+                 preview_m: float = 15.0, release_m: float = 30.0, clearance_m: float = 5.0,
+                 stall_s: float = 3.0, grade_margin: float = 0.6, lateral_accel_mps2: float = 1.5,
+                 turn_preview_m: float = 12.0, two_wheel_min_grade: float = 0.15) -> None:
+        self.env = _unwrap(env)
+        self.turn_preview_m = float(turn_preview_m)
+        self.two_wheel_min_grade = float(two_wheel_min_grade)
+        self.lateral_accel_mps2 = float(lateral_accel_mps2)
+        self.grade_margin = float(grade_margin)
+        self.stall_s = float(stall_s)
+        self.mode = self.env.action_mode
+        if self.mode.name != "curvature+ulc_velocity" or not (self.mode.gear_axis and self.mode.drive_axis):
+            raise ValueError("TerrainPlanner drives curvature+ulc_velocity with gear_axis and drive_axis (the "
+                             f"RangerOffroadNavigation action mode); the environment uses {self.mode.name!r}")
+        self.kmax = float(self.mode.options["curvature_max_per_m"])
+        self.speed_h_mps, self.speed_l_mps = float(speed_h_mps), float(speed_l_mps)
+        self.lookahead_m, self.preview_m, self.release_m = float(lookahead_m), float(preview_m), float(release_m)
+        self.clearance_m = float(clearance_m)
+        n = getattr(self.env, "num_envs", 1)
+        self.routes: list[Any] = [None] * n
+        self.cursor = np.zeros(n, dtype=np.int64)
+        self.low = np.zeros(n, dtype=bool)
+        self.stale = np.ones(n, dtype=bool)
+        self.slow_s = np.zeros(n)
+        self.hold_l_until_m = np.full(n, -np.inf)
+        self.dt_s = 1.0 / self.env.control_hz
+
+    def reset(self, rows: np.ndarray | None = None) -> None:
+        """Plan again for the vehicles in ``rows`` (all by default) at their next action."""
+        rows = np.ones(self.stale.shape[0], dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
+        self.stale[rows] = True
+
+    def _plan(self, i: int) -> None:
+        from acres_gym.terrain.offroad import route, route_grid
+
+        task = self.env.task
+        c = task.terrain_config_resolved
+        terrain = self.env.sim.terrain.terrain(i)
+        grid = route_grid(terrain, task.no_go[i].astype(bool), task.grade_limits, c["route_cell_m"],
+                          max(self.clearance_m, c["no_go_clearance_m"]), c["edge_clearance_m"])
+        f = self.env._batch.frame
+        start = (float(f.axle_x_m[i]), float(f.axle_y_m[i]))
+        found = route(grid, start, tuple(task.goal[i]), self.grade_margin, c["max_side_grade"],
+                      self.speed_h_mps, self.speed_l_mps)
+        if found is None:  # the wider margins closed every way: the generator's own
+            grid = route_grid(terrain, task.no_go[i].astype(bool), task.grade_limits, c["route_cell_m"],
+                              c["no_go_clearance_m"], c["edge_clearance_m"])
+            found = route(grid, start, tuple(task.goal[i]), c["grade_margin"], c["max_side_grade"],
+                          self.speed_h_mps, self.speed_l_mps)
+        if found is not None:
+            two_wd = self._two_wheel_ok(terrain, found.points, c["grade_margin"])
+            found = (found.points, found.need_l, two_wd, np.concatenate(
+                [[0.0], np.cumsum(np.hypot(*np.diff(found.points, axis=0).T))]))
+        self.routes[i] = found
+        self.cursor[i] = 0
+        self.low[i] = False
+        self.stale[i] = False
+        self.slow_s[i] = 0.0
+        self.hold_l_until_m[i] = -np.inf
+
+    def _two_wheel_ok(self, terrain, points: np.ndarray, margin: float) -> np.ndarray:
+        """Per route step: 2WD in H climbs it by the trafficability table (both ends' surfaces)."""
+        from acres_gym.terrain.trafficability import wetness_bin
+
+        lim = self.env.task.grade_limits
+        sid = terrain.surface_at(points[:, 0], points[:, 1])
+        wb = wetness_bin(terrain.wetness_at(points[:, 0], points[:, 1]))
+        two = lim[sid, wb, 0, 1]
+        h = terrain.height_at(points[:, 0], points[:, 1])
+        step = np.maximum(np.hypot(*np.diff(points, axis=0).T), 1e-6)
+        grade = np.concatenate([[0.0], np.diff(h) / step])
+        two = np.minimum(two, np.concatenate([[two[0]], two[:-1]]))
+        return (grade <= margin * two) & (two >= self.two_wheel_min_grade)
+
+    def __call__(self, obs: dict[str, np.ndarray]):
+        single = np.asarray(obs["goal"]).ndim == 1
+        goal = np.atleast_2d(np.asarray(obs["goal"], dtype=float))
+        n = goal.shape[0]
+        f = self.env._batch.frame
+        x, y, yaw = f.axle_x_m, f.axle_y_m, f.yaw_rad
+        speed = f.speed_mps  # the true speed: spinning wheels make the wheel-speed reports read high
+        gear_now = self.env.sim.state.gear
+        kappa, v = np.zeros(n), np.zeros(n)
+        gear, drive = np.full(n, GEAR_HIGH), np.full(n, DRIVE_ALL_WHEEL)
+        for i in range(n):
+            if self.stale[i]:
+                self._plan(i)
+            r = self.routes[i]
+            if r is None:  # no route (never on a drawn episode): straight at the goal
+                d, b = goal[i]
+                kappa[i] = _goal_curvature(np.array([d * math.cos(b)]), np.array([d * math.sin(b)]), self.kmax, True)[0]
+                v[i] = min(self.speed_h_mps, 0.3 * d + 1.0)
+                continue
+            pts, need_l, two_wd, s = r
+            headings = np.arctan2(np.diff(pts[:, 1]), np.diff(pts[:, 0])) if len(pts) > 1 else np.zeros(1)
+            # nearest route point at or after the cursor (a window ahead)
+            lo = int(self.cursor[i])
+            hi = min(len(pts), lo + 40)
+            k = lo + int(np.argmin(np.hypot(pts[lo:hi, 0] - x[i], pts[lo:hi, 1] - y[i])))
+            self.cursor[i] = k
+            look = np.searchsorted(s, s[k] + self.lookahead_m)
+            look = min(look, len(pts) - 1)
+            dx, dy = pts[look, 0] - x[i], pts[look, 1] - y[i]
+            c, sn = math.cos(yaw[i]), math.sin(yaw[i])
+            kappa[i] = _goal_curvature(np.array([c * dx + sn * dy]), np.array([-sn * dx + c * dy]), self.kmax,
+                                       look == len(pts) - 1)[0]
+            ahead = (s >= s[k]) & (s <= s[k] + self.preview_m)
+            # a stall in H (slower than 0.2 m/s for stall_s while driving): L for the next release_m
+            self.slow_s[i] = self.slow_s[i] + self.dt_s if (abs(speed[i]) < 0.2 and not self.low[i]
+                                                            and int(gear_now[i]) == GEAR_HIGH) else 0.0
+            if self.slow_s[i] >= self.stall_s:  # L and AWD from here for release_m
+                self.hold_l_until_m[i] = s[k] + self.release_m
+                self.slow_s[i] = 0.0
+            if need_l[ahead].any() or s[k] < self.hold_l_until_m[i]:
+                self.low[i] = True
+            elif self.low[i] and not need_l[(s >= s[k]) & (s <= s[k] + self.release_m)].any():
+                self.low[i] = False
+            want = GEAR_LOW if self.low[i] else GEAR_HIGH
+            cruise = self.speed_l_mps if self.low[i] else self.speed_h_mps
+            d = float(goal[i, 0])
+            if int(gear_now[i]) != want:  # stop for the shift (refused while moving)
+                v[i] = 0.0
+                gear[i] = want if abs(speed[i]) < 0.1 else GEAR_NONE
+            else:
+                # the turns ahead: the largest heading change within turn_preview_m, as a curvature
+                near = (s >= s[k]) & (s <= s[k] + self.turn_preview_m)
+                psi = headings[np.clip(np.flatnonzero(near), 0, len(headings) - 1)]
+                turn = np.max(np.abs(np.angle(np.exp(1j * (psi - headings[min(k, len(headings) - 1)]))))) \
+                    / self.turn_preview_m if psi.size else 0.0
+                bend = max(abs(kappa[i]), turn, 1e-6)
+                v[i] = min(cruise, 0.3 * d + 1.0, math.sqrt(self.lateral_accel_mps2 / bend))
+                gear[i] = want
+            drive[i] = DRIVE_TWO_WHEEL if (two_wd[ahead].all() and s[k] >= self.hold_l_until_m[i]) else DRIVE_ALL_WHEEL
+        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, range_gear=gear,
+                                  drive_mode=drive).astype(np.float32)
+        return action[0] if single else action
+
+
 def make_baseline(name: str, env: Any, **kwargs: Any):
-    """The baseline called ``name`` (``ulc_pure_pursuit`` or ``pedal_pid``) for ``env``."""
-    classes = {"ulc_pure_pursuit": UlcPurePursuit, "pedal_pid": PedalPid}
+    """The baseline called ``name`` (``ulc_pure_pursuit``, ``pedal_pid``, ``straight_line`` or
+    ``terrain_planner``) for ``env``."""
+    classes = {"ulc_pure_pursuit": UlcPurePursuit, "pedal_pid": PedalPid, "straight_line": StraightLine,
+               "terrain_planner": TerrainPlanner}
     if name not in classes:
         raise ValueError(f"unknown baseline {name!r}; known: {', '.join(classes)}")
     return classes[name](env, **kwargs)
@@ -240,4 +452,4 @@ def baseline_action_mode(name: str) -> str:
     """The action mode a baseline drives by default: both steer by pure pursuit, so they follow the
     winding paths as well as the straight line (the pedal PID also runs in ``pedals``, wheel held
     straight)."""
-    return {"ulc_pure_pursuit": "curvature+ulc_velocity", "pedal_pid": "steer_angle+pedals"}[name]
+    return {"ulc_pure_pursuit": "curvature+ulc_velocity", "pedal_pid": "steer_angle+pedals"}.get(name)

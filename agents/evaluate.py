@@ -15,9 +15,13 @@ RLlib checkpoint, ``acres_gym.agents.rllib.rllib_policy_factory(checkpoint_dir)`
 ``format_table`` prints them.
 
 Command line: ``python -m acres_gym.agents.evaluate --env acres_gym/RangerSpeedTracking-v1 --episodes 8`` compares
-the two classical baselines. ``--model runs/x/model.zip`` adds a trained model, ``--model runs/x/checkpoint``
-an RLlib checkpoint of ``agents.rllib_train`` (the environment and its config then default to the ones it was
-trained on). ``--config`` and ``--set key.sub=value`` change the task config, e.g.
+the two classical baselines. On ``acres_gym/RangerOffroadNavigation-v0`` it compares ``straight_line`` and
+``terrain_planner`` and reports, per episode and as a mean, ``success``, ``time_to_goal_s`` (NaN when not
+reached; the mean over the episodes that reached it), ``fuel_used_g``, ``no_go``, ``stuck`` and
+``rolled_over`` (``--json`` writes them all); ``--split test`` evaluates the held-out terrain distribution.
+``--model runs/x/model.zip`` adds a trained model, ``--model runs/x/checkpoint`` an RLlib checkpoint of
+``agents.rllib_train`` (the environment and its config then default to the ones it was trained on).
+``--config`` and ``--set key.sub=value`` change the task config, e.g.
 ``--set randomization.terrain.grade_pct=[0,15]``: robustness studies on other ground, payloads or biases. Bad
 options stop with exit status 2 and a message naming them.
 """
@@ -35,7 +39,7 @@ import gymnasium
 import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
-from acres_gym.agents.baselines import baseline_action_mode, make_baseline
+from acres_gym.agents.baselines import NAVIGATION_BASELINES, baseline_action_mode, make_baseline
 from acres_gym.envs.config import dotted_overrides, load_config, merge_configs
 
 FIGURES = ("episode_return", "episode_steps", "speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km", "distance_m",
@@ -83,6 +87,7 @@ def evaluate(policy_factory: Callable[[Any], Callable], env_id: str, episodes: i
                     row["failed"] = float(max(row["rolled_over"], row["diverged"], row["off_course"],
                                               row["off_terrain"]))
                     row["early_end"] = float(bool(terminated[i]))
+                    row.update(navigation_row(info, i))
                     row["seed"] = seed + start + int(i)
                     results[i] = row
                 done |= ended
@@ -92,9 +97,40 @@ def evaluate(policy_factory: Callable[[Any], Callable], env_id: str, episodes: i
         finally:
             venv.close()
     mean = {k: float(np.mean([r[k] for r in per_episode])) for k in per_episode[0] if k != "seed"}
+    if "time_to_goal_s" in mean:  # NaN where the goal was not reached: the mean over the episodes that reached it
+        times = [r["time_to_goal_s"] for r in per_episode if math.isfinite(r["time_to_goal_s"])]
+        mean["time_to_goal_s"] = float(np.mean(times)) if times else math.nan
     mean["l_per_100km"] = mean["fuel_g_per_km"] / 1e3 / FUEL_DENSITY_KG_L * 100.0
     return {"episodes": episodes, "seed": seed, "mean": mean, "per_episode": per_episode,
             "wall_s": time.perf_counter() - t0, "steps": steps}
+
+
+NAVIGATION_FIGURES = ("success", "time_to_goal_s", "no_go", "stuck", "ground_cause", "goal_distance_m")
+
+
+def navigation_row(info: Mapping[str, Any], i: int) -> dict[str, float]:
+    """The navigation task's figures of vehicle ``i`` at its episode's end (empty for the path tasks):
+    ``success`` (1 when the goal was reached), ``time_to_goal_s`` (NaN when not reached), ``no_go``,
+    ``stuck``, ``ground_cause`` (why it ended short of the goal outside no-go areas: 1 soil, 2 grade,
+    3 other) and the remaining ``goal_distance_m``."""
+    if "goal_reached" not in info:
+        return {}
+    success = bool(info["goal_reached"][i])
+    return {"success": float(success), "time_to_goal_s": float(info["time_s"][i]) if success else math.nan,
+            "no_go": float(info["no_go"][i]), "stuck": float(info["stuck"][i]),
+            "ground_cause": float(info["ground_cause"][i]), "goal_distance_m": float(info["goal_distance_m"][i])}
+
+
+def format_navigation_table(results: Mapping[str, Mapping[str, Any]]) -> str:
+    """A printable table of navigation results: success rate, time to goal, fuel, end causes."""
+    cols = (("success", "success", "{:.2f}"), ("time to goal s", "time_to_goal_s", "{:.1f}"),
+            ("fuel g", "fuel_used_g", "{:.1f}"), ("no-go", "no_go", "{:.2f}"), ("stuck", "stuck", "{:.2f}"),
+            ("rolled over", "rolled_over", "{:.2f}"))
+    lines = ["policy".ljust(18) + "".join(c[0].rjust(16) for c in cols)]
+    for name, r in results.items():
+        lines.append(name.ljust(18) + "".join((fmt.format(r["mean"][key]) if math.isfinite(r["mean"][key])
+                                               else "nan").rjust(16) for _, key, fmt in cols))
+    return "\n".join(lines)
 
 
 def compare(entries: Mapping[str, tuple[Callable, str | None]], env_id: str, episodes: int = 8, seed: int = 0,
@@ -150,10 +186,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default=None, help="a model.zip saved by train.py (its run directory), or an "
                                                       "RLlib checkpoint directory of agents.rllib_train")
     parser.add_argument("--json", default=None, help="also write the results as JSON")
+    parser.add_argument("--split", choices=("train", "test"), default=None,
+                        help="the navigation task's terrain distribution (task_options.split): test = held out")
     add_config_arguments(parser)
     args = parser.parse_args(argv)
-    entries = {name: baseline_entry(name) for name in ("ulc_pure_pursuit", "pedal_pid")}
-    env_id, config = args.env or "acres_gym/RangerSpeedTracking-v1", {}
+    env_id, config, entries = args.env or "acres_gym/RangerSpeedTracking-v1", {}, {}
     from acres_gym.agents.rllib import is_rllib_checkpoint  # imports Ray only when a checkpoint is loaded
 
     if args.model and is_rllib_checkpoint(args.model):
@@ -168,12 +205,17 @@ def main(argv: list[str] | None = None) -> None:
         factory, mode, config = load_run_policy(args.model)
         env_id = args.env or load_run_config(args.model)["env_id"]
         entries["learned"] = (factory, mode)
+    names = NAVIGATION_BASELINES if "Navigation" in env_id else ("ulc_pure_pursuit", "pedal_pid")
+    entries = {**{name: baseline_entry(name) for name in names}, **entries}
+    if args.split is not None:
+        args.overrides.append(f"task_options.split={args.split}")
     try:
         results = compare(entries, env_id, args.episodes, args.seed, config=config_from_arguments(config, args))
     except (ValueError, FileNotFoundError) as exc:
         parser.error(str(exc))
     print(f"{env_id}, {args.episodes} episodes (seeds from {args.seed}):")
-    print(format_table(results))
+    print(format_navigation_table(results) if "success" in next(iter(results.values()))["mean"]
+          else format_table(results))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)

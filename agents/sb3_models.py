@@ -3,7 +3,8 @@
 ``build_model(cfg, venv)`` makes a PPO or SAC with ``MultiInputPolicy`` (the observations are a ``Dict``)
 from the ``algo``, ``algo_kwargs`` and ``policy_kwargs`` of a training config (``configs/train``).
 ``policy_kwargs.activation_fn`` may be a name (``tanh``, ``relu``, ``elu``, ``gelu``); ``net_arch`` a list
-or a dict as SB3 takes it. Unknown algorithms or SB3 arguments raise ``ValueError`` naming them.
+or a dict as SB3 takes it; ``features_extractor_class`` a name of ``FEATURE_EXTRACTORS`` (``local_map_cnn``:
+a small CNN over the navigation task's ``local_map`` with an MLP over the rest). Unknown algorithms or SB3 arguments raise ``ValueError`` naming them.
 
 ``SB3Policy(model, normalizer)`` turns a trained model into ``action = policy(obs)`` (deterministic by
 default) for single or batched observations; ``normalizer`` is the ``VecNormalize`` the model was trained
@@ -42,6 +43,49 @@ def _activation(name: str):
     return table[name]
 
 
+def local_map_extractor_class():
+    """``LocalMapExtractor``: a small CNN over the ``local_map`` observation (C, H, W) and an MLP over the
+    other entries of the ``Dict`` (flattened and concatenated), their features concatenated. Built on
+    first use (torch is imported lazily).
+
+    CNN: Conv 5x5 stride 2 (16), Conv 3x3 stride 2 (32), Conv 3x3 stride 2 (32), ReLU after each, then a
+    linear layer to ``map_features``; MLP: one linear layer to ``other_features`` with ReLU.
+    """
+    import torch
+    import torch.nn as nn
+    from gymnasium import spaces
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+    class LocalMapExtractor(BaseFeaturesExtractor):
+        def __init__(self, observation_space: spaces.Dict, map_features: int = 128, other_features: int = 64,
+                     map_key: str = "local_map") -> None:
+            if map_key not in observation_space.spaces:
+                raise ValueError(f"policy_kwargs.features_extractor_class: the observation has no {map_key!r} entry")
+            super().__init__(observation_space, features_dim=map_features + other_features)
+            c, h, w = observation_space[map_key].shape
+            self.map_key = map_key
+            self.other_keys = [k for k in observation_space.spaces if k != map_key]
+            self.cnn = nn.Sequential(
+                nn.Conv2d(c, 16, 5, stride=2, padding=2), nn.ReLU(),
+                nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
+                nn.Conv2d(32, 32, 3, stride=2, padding=1), nn.ReLU(), nn.Flatten())
+            with torch.no_grad():
+                n_flat = self.cnn(torch.zeros(1, c, h, w)).shape[1]
+            self.map_head = nn.Sequential(nn.Linear(n_flat, map_features), nn.ReLU())
+            n_other = sum(int(np.prod(observation_space[k].shape)) for k in self.other_keys)
+            self.other_head = nn.Sequential(nn.Linear(n_other, other_features), nn.ReLU())
+
+        def forward(self, observations):
+            m = self.map_head(self.cnn(observations[self.map_key]))
+            rest = torch.cat([observations[k].reshape(observations[k].shape[0], -1) for k in self.other_keys], dim=1)
+            return torch.cat([m, self.other_head(rest)], dim=1)
+
+    return LocalMapExtractor
+
+
+FEATURE_EXTRACTORS = {"local_map_cnn": local_map_extractor_class}
+
+
 def algorithm_class(name: str) -> type[BaseAlgorithm]:
     if name not in ALGORITHMS:
         raise ValueError(f"algo = {name!r}; allowed: {', '.join(ALGORITHMS)}")
@@ -63,6 +107,11 @@ def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = N
     pk = dict(policy_kwargs or {})
     if isinstance(pk.get("activation_fn"), str):
         pk["activation_fn"] = _activation(pk["activation_fn"])
+    if isinstance(pk.get("features_extractor_class"), str):
+        name = pk["features_extractor_class"]
+        if name not in FEATURE_EXTRACTORS:
+            raise ValueError(f"policy_kwargs.features_extractor_class = {name!r}; allowed: {', '.join(FEATURE_EXTRACTORS)}")
+        pk["features_extractor_class"] = FEATURE_EXTRACTORS[name]()
     return cls(POLICY, venv, seed=seed, policy_kwargs=pk or None, tensorboard_log=tensorboard_log, device=device,
                verbose=verbose, **kwargs)
 
@@ -105,20 +154,34 @@ class SB3Policy:
         return lambda _venv: policy
 
 
+def _run_files(model_path: Path) -> tuple[Path, Path]:
+    """(config.yaml, normaliser) of a run's ``model.zip``, or of a checkpoint ``checkpoints/model_<steps>_steps.zip``
+    (the run's config.yaml and ``model_vecnormalize_<steps>_steps.pkl``)."""
+    import re
+
+    steps = re.fullmatch(r"model_(\d+)_steps\.zip", model_path.name)
+    if steps and model_path.parent.name == "checkpoints":
+        return (model_path.parent.parent / "config.yaml",
+                model_path.parent / f"model_vecnormalize_{steps.group(1)}_steps.pkl")
+    return model_path.parent / "config.yaml", model_path.parent / "vecnormalize.pkl"
+
+
 def load_run_config(model_path: str | Path) -> dict:
-    """The resolved training config saved beside a ``model.zip`` by ``train.py`` (its ``config.yaml``)."""
+    """The resolved training config saved beside a ``model.zip`` by ``train.py`` (its ``config.yaml``; for a
+    checkpoint, the run's)."""
     model_path = Path(model_path)
     if not model_path.is_file():
         raise FileNotFoundError(f"no model at {model_path} (expected the model.zip of a train.py run)")
-    config_path = model_path.parent / "config.yaml"
+    config_path = _run_files(model_path)[0]
     if not config_path.is_file():
         raise FileNotFoundError(f"{config_path} is missing: a train.py run saves it beside model.zip")
     return yaml.safe_load(config_path.read_text(encoding="utf-8"))
 
 
 def load_run_normalizer(model_path: str | Path) -> VecNormalize | None:
-    """The observation normaliser saved beside a run's ``model.zip`` (``vecnormalize.pkl``), or None."""
-    path = Path(model_path).parent / "vecnormalize.pkl"
+    """The observation normaliser saved beside a run's ``model.zip`` (``vecnormalize.pkl``) or a checkpoint
+    (``model_vecnormalize_<steps>_steps.pkl``), or None."""
+    path = _run_files(Path(model_path))[1]
     if not path.exists():
         return None
     import pickle
@@ -129,7 +192,8 @@ def load_run_normalizer(model_path: str | Path) -> VecNormalize | None:
 
 def load_run_policy(model_path: str | Path):
     """``(policy factory, action mode, env config)`` of a model saved by ``train.py``: ``model.zip`` with
-    ``vecnormalize.pkl`` (if any) and ``config.yaml`` in the same directory."""
+    ``vecnormalize.pkl`` (if any) and ``config.yaml`` in the same directory, or a checkpoint
+    ``checkpoints/model_<steps>_steps.zip`` with its ``model_vecnormalize_<steps>_steps.pkl``."""
     config = load_run_config(model_path)
     model = algorithm_class(config["algo"]).load(str(model_path), device="cpu")
     normalizer = load_run_normalizer(model_path)

@@ -37,6 +37,11 @@ differs from the gear engaged or being shifted to; the DBW layer refuses a shift
 faster than ``dbw.gear.shift_max_speed_mps`` (GearReport.reject VEHICLE_SPEED, repeated while the request
 stands) and otherwise shifts through N in ``dbw.gear.shift_s``.
 
+``action_options: {drive_axis: true}`` adds the AWD switch as one more component, ``drive_mode`` (after
+``range`` when both are on): AWD at or above 1/3, Turf at or below -1/3, 2WD between, sent with every
+message. The DBW layer passes the switch through at any speed: the vehicle reference (reference §1.1,
+"AWD on demand") names no speed limit for it, so nothing refuses it (unlike the range shift).
+
 ``dbw_command`` is the raw path for classical controllers and recorded logs: a ``Dict`` of command fields
 in ds_dbw units (``steer_mode``, ``steer_cmd``, ``throttle_mode``, ``throttle_cmd``, ``brake_mode``,
 ``brake_cmd``, ``gear_cmd``, ``ulc_mode``, ``ulc_cmd``, the rate and limit fields, ...; see
@@ -67,6 +72,7 @@ from gymnasium.vector.utils import batch_space
 from acres_gym.constants import (
     DRIVE_ALL_WHEEL,
     DRIVE_TURF,
+    DRIVE_TWO_WHEEL,
     GEAR_HIGH,
     GEAR_LOW,
     GEAR_NONE,
@@ -198,8 +204,12 @@ class ActionMode:
         if not isinstance(gear_axis, bool):
             raise ValueError(f"action_options.gear_axis = {gear_axis!r} (mode {self.name!r}): expected true/false")
         self.gear_axis = gear_axis
-        if gear_axis:
-            self.components = type(self).components + ("range",)
+        drive_axis = self.options.get("drive_axis", False)
+        if not isinstance(drive_axis, bool):
+            raise ValueError(f"action_options.drive_axis = {drive_axis!r} (mode {self.name!r}): expected true/false")
+        self.drive_axis = drive_axis
+        self.components = type(self).components + (("range",) if gear_axis else ()) \
+            + (("drive_mode",) if drive_axis else ())
 
     def _resolve(self, options: dict) -> dict:
         return options
@@ -268,6 +278,8 @@ class ActionMode:
             if state is not None:
                 send &= state["gear_target"] != gear
             cmd["gear_cmd"][send] = gear[send]
+        if self.drive_axis:
+            cmd["drive_mode"][rows] = d["drive_mode"][rows]
 
     def decode(self, batch: Any) -> dict[str, Any]:
         """The physical commands of normalised actions: a single action of shape (k,) gives a dict of
@@ -277,9 +289,13 @@ class ActionMode:
         batch, single = self._batch_of(batch)
         d = self._decode(batch)
         if self.gear_axis:
-            a = batch[:, -1]
+            a = batch[:, self.components.index("range")]
             d["range_gear"] = np.where(a >= RANGE_THRESHOLD, GEAR_HIGH,
                                        np.where(a <= -RANGE_THRESHOLD, GEAR_LOW, GEAR_NONE))
+        if self.drive_axis:
+            a = batch[:, self.components.index("drive_mode")]
+            d["drive_mode"] = np.where(a >= RANGE_THRESHOLD, DRIVE_ALL_WHEEL,
+                                       np.where(a <= -RANGE_THRESHOLD, DRIVE_TURF, DRIVE_TWO_WHEEL))
         return {key: value[0] for key, value in d.items()} if single else d
 
     def _batch_of(self, actions: Any) -> tuple[np.ndarray, bool]:
@@ -293,21 +309,27 @@ class ActionMode:
                              f"(N, {k}) ({', '.join(self.components)}), got shape {a.shape}")
         return self.to_batch(a, 1 if a.ndim == 1 else a.shape[0]), a.ndim == 1
 
-    def encode(self, range_gear: Any = None, **values: Any) -> np.ndarray:
+    def encode(self, range_gear: Any = None, drive_mode: Any = None, **values: Any) -> np.ndarray:
         """The normalised actions for physical commands (the inverse of ``decode``), clipped: scalars give
         one action of shape (k,), arrays of N values an (N, k) batch. ``range_gear`` (GEAR_HIGH, GEAR_LOW
-        or GEAR_NONE) sets the gear axis when the mode has one."""
-        single = np.ndim(range_gear) == 0 and all(np.ndim(v) == 0 for v in values.values())
+        or GEAR_NONE) sets the gear axis when the mode has one, ``drive_mode`` (DRIVE_TURF, DRIVE_TWO_WHEEL,
+        DRIVE_ALL_WHEEL; default AWD) the drive-mode axis."""
+        single = all(np.ndim(v) == 0 for v in (range_gear, drive_mode, *values.values()))
         a = self._encode(**values)
-        if not self.gear_axis:
-            if range_gear is not None:
-                raise TypeError(f"encode() of mode {self.name!r}: range_gear needs action_options.gear_axis: true")
-            return a[0] if single else a
-        gear = np.asarray(GEAR_NONE if range_gear is None else range_gear)
-        col = np.where(gear == GEAR_HIGH, 1.0, np.where(gear == GEAR_LOW, -1.0, 0.0))
-        rows = max(a.shape[0], col.size)
-        a = np.concatenate([np.broadcast_to(a, (rows, a.shape[1])), np.broadcast_to(col.reshape(-1, 1), (rows, 1))],
-                           axis=1)
+        if range_gear is not None and not self.gear_axis:
+            raise TypeError(f"encode() of mode {self.name!r}: range_gear needs action_options.gear_axis: true")
+        if drive_mode is not None and not self.drive_axis:
+            raise TypeError(f"encode() of mode {self.name!r}: drive_mode needs action_options.drive_axis: true")
+        cols = [a]
+        if self.gear_axis:
+            gear = np.asarray(GEAR_NONE if range_gear is None else range_gear)
+            cols.append(np.where(gear == GEAR_HIGH, 1.0, np.where(gear == GEAR_LOW, -1.0, 0.0)).reshape(-1, 1))
+        if self.drive_axis:
+            mode = np.asarray(DRIVE_ALL_WHEEL if drive_mode is None else drive_mode)
+            cols.append(np.where(mode == DRIVE_ALL_WHEEL, 1.0, np.where(mode == DRIVE_TURF, -1.0, 0.0)).reshape(-1, 1))
+        if len(cols) > 1:
+            rows = max(c.shape[0] for c in cols)
+            a = np.concatenate([np.broadcast_to(c, (rows, c.shape[1])) for c in cols], axis=1)
         return a[0] if single else a
 
     def _decode(self, batch: np.ndarray) -> dict[str, np.ndarray]:
@@ -383,7 +405,7 @@ def _rate(where: str, value: Any) -> float:
 
 
 _STEER_OPTIONS = {"steer_rate_deg_s": 0.0, "steer_accel_deg_s2": 0.0}
-_GEAR_OPTIONS = {"gear_axis": False}  # every Box mode may add the range (H / L) component
+_GEAR_OPTIONS = {"gear_axis": False, "drive_axis": False}  # every Box mode may add the range and AWD-switch components
 _PEDAL_OPTIONS = {"throttle_rate_inc_pct_s": 0.0, "throttle_rate_dec_pct_s": 0.0,
                   "brake_rate_inc_pct_s": 0.0, "brake_rate_dec_pct_s": 0.0}
 _ULC_OPTIONS = {"ulc_limit_accel_mps2": 0.0, "ulc_limit_decel_mps2": 0.0, "ulc_limit_jerk_throttle_mps3": 0.0,

@@ -103,10 +103,11 @@ class RangerBatch:
         self._check_path_size()
         self.action_mode = make_action_mode(c["action_mode"], self.sim.params[0], c["action_options"])
         self.rewards = RewardSet(c["rewards"])
-        layout = Layout(action_dim=self.action_mode.flat_dim,
-                        speed_points=1 + len(self.task.options["speed_preview_s"]),
-                        path_points=len(self.task.options["path_preview_m"]),
-                        steer_lock_deg=float(self.sim.params.steer_lock_deg[0]))
+        if hasattr(self.task, "bind"):  # tasks that draw their own terrain take the table, vehicle and grid
+            self.task.bind(self.randomizer, self.sim)
+        layout = Layout(action_dim=self.action_mode.flat_dim, speed_points=self.task.speed_points,
+                        path_points=self.task.path_points, steer_lock_deg=float(self.sim.params.steer_lock_deg[0]),
+                        map_shape=tuple(self.task.map_shape))
         self.observer = ObservationBuilder(c["observations"], layout)
         self.observation_space = self.observer.space
         self.action_space = self.action_mode.space
@@ -120,7 +121,9 @@ class RangerBatch:
         self.episode_seed = np.zeros(n, dtype=np.int64)
         self.summaries: list[dict[str, Any]] = [{} for _ in range(n)]
         self.stats = {key: np.zeros(n) for key in ("return", "speed_sq", "lateral_sq", "fuel0_kg", "distance_m")}
-        self.flags = {key: np.zeros(n, dtype=bool) for key in STATUS_FLAGS}
+        self.flags = {key: np.zeros(n, dtype=bool) for key in STATUS_FLAGS + tuple(self.task.flag_names)}
+        self.ground_cause = np.zeros(n, dtype=np.int64)
+        self.crawl_counts = np.zeros((n, 4), dtype=np.int64)  # steps crawled per ground cause (navigation)
         self.last_reward = np.zeros(n)
         self.last_terms: dict[str, np.ndarray] = {name: np.zeros(n) for name in self.rewards.names}
         self.frame: Frame | None = None
@@ -172,6 +175,9 @@ class RangerBatch:
             rngs = {name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)}
             xs[k], ys[k], yaws[k] = self.task.draw(int(i), rngs["task"])
             draw = self.randomizer.draw(int(i), rngs, (xs[k], ys[k]))
+            own = self.task.episode_terrain(int(i)) if hasattr(self.task, "episode_terrain") else None
+            if own is not None:
+                draw.terrain = own
             self.randomizer.apply(self.sim, int(i), draw)
             self.summaries[i] = {**draw.summary, **self.task.episode_summary[i], "episode_seed": int(seed)}
             self.episode_seed[i] = int(seed)
@@ -184,6 +190,8 @@ class RangerBatch:
         self.stats["fuel0_kg"][rows] = self.sim.state.fuel_used_kg[rows]
         for arr in self.flags.values():
             arr[rows] = False
+        self.ground_cause[rows] = 0
+        self.crawl_counts[rows] = 0
         self.last_reward[rows] = 0.0
         for arr in self.last_terms.values():
             arr[rows] = 0.0
@@ -230,7 +238,10 @@ class RangerBatch:
         off_terrain &= ~diverged
         off_course = (t.off_course | off_terrain) & ~diverged
         complete = t.path_complete & ~diverged
+        task_flags = {k: v & ~diverged for k, v in (t.flags or {}).items()}
         terminated = rolled | diverged | off_course | complete
+        for value in task_flags.values():
+            terminated = terminated | value
         truncated = (self.steps >= self.max_steps) & ~terminated
 
         def finite(x):
@@ -245,7 +256,7 @@ class RangerBatch:
             dt_s=self.dt_s, speed_mps=speed, target_speed_mps=target, lateral_error_m=lateral,
             heading_error_rad=finite(t.heading_error_rad), progress_m=progress, distance_m=distance,
             fuel_step_kg=finite(state["fuel_used_kg"] - fuel_before), action=flat, previous_action=previous,
-            rolled_over=rolled, diverged=diverged, off_course=off_course, terminated=terminated,
+            rolled_over=rolled, diverged=diverged, off_course=off_course, terminated=terminated, flags=task_flags,
         )
         reward, terms = self.rewards.compute(ctx)
         reward = np.where(rows, finite(reward), 0.0)
@@ -259,12 +270,32 @@ class RangerBatch:
         st["lateral_sq"][rows] += lateral[rows] ** 2
         st["distance_m"][rows] += distance[rows]
         for key, value in (("rolled_over", rolled), ("diverged", diverged), ("off_course", t.off_course & ~diverged),
-                           ("off_terrain", off_terrain), ("path_complete", complete)):
+                           ("off_terrain", off_terrain), ("path_complete", complete), *task_flags.items()):
             self.flags[key][rows] = value[rows]
+        if "goal_reached" in task_flags:  # why an episode of the navigation task ended short of its goal
+            self._count_ground(rows, frame, state, ax, ay, speed, terminated | truncated, task_flags)
         self.last_reward[rows] = reward[rows]
         for key, value in terms.items():
             self.last_terms[key][rows] = value[rows]
         return reward, np.where(rows, terminated, False), np.where(rows, truncated, False)
+
+    def _count_ground(self, rows, frame, state, ax, ay, speed, ended, task_flags) -> None:
+        """The navigation task's ground causes: counted on every step a vehicle crawls, then the cause of
+        an episode that ends short of the goal (``acres_gym.envs.offroad``, ``ground_cause``)."""
+        from acres_gym.envs.offroad import CRAWL_AFTER_S, CRAWL_MPS
+
+        def cause(i):
+            return self.task.ground_cause(int(i), float(ax[i]), float(ay[i]), float(frame.yaw_rad[i]),
+                                          float(frame.pitch_rad[i]), int(state["gear"][i]), int(state["drive_mode"][i]),
+                                          bool(state["rolled_over"][i]))
+
+        crawl = rows & (np.abs(speed) < CRAWL_MPS) & (self.steps * self.dt_s > CRAWL_AFTER_S)
+        for i in np.flatnonzero(crawl):
+            self.crawl_counts[i, cause(i)] += 1
+        short = rows & ended & ~task_flags["goal_reached"] & ~task_flags["no_go"]
+        for i in np.flatnonzero(short):
+            counts, end = self.crawl_counts[i], cause(i)
+            self.ground_cause[i] = end if end in (1, 2) or not counts[1:].any() else int(np.argmax(counts[1:]) + 1)
 
     # --- frames, observations, infos -----------------------------------------------------------------
     def _frame(self, kin: dict[str, np.ndarray], previous_action: np.ndarray | None = None) -> Frame:
@@ -307,6 +338,9 @@ class RangerBatch:
         }
         for key, value in self.flags.items():
             info[key] = value.copy()
+        if "stuck" in self.flags:
+            info["ground_cause"] = self.ground_cause.copy()
+            info["goal_distance_m"] = -t.s_m.copy()
         return info
 
     def info_of(self, infos: Mapping[str, Any], i: int) -> dict[str, Any]:

@@ -31,12 +31,17 @@ name                        shape   meaning (source)
 ``path_points``             (2K,)   task: path points ``path_preview_m`` ahead, body frame (x fwd, y left), m,
                                     as [x1, y1, x2, y2, ...] (``reshape(K, 2)`` gives the points)
 ``previous_action``         (k,)    the last action (zeros after a reset; Box action modes only)
+``goal``                    (2,)    navigation task: distance to the goal, m, and its bearing in the body frame,
+                                    rad (positive left)
+``local_map``               (C,H,W) navigation task: the egocentric map around the vehicle (channels, units
+                                    and layout: ``acres_gym.envs.offroad``)
 =========================== ======= =========================================================================
 
 Report fields arrive at the CAN resolution of their messages (``acres_gym.dbw.reports.REPORT_RESOLUTION``:
 0.1 deg, 0.025 %, 0.05 bar, 0.02 m/s for the ULC's speeds, 0.01 km/h for VehicleVelocity).
 
-``DEFAULT_OBSERVATIONS`` is the set used when a config does not list its own.
+``DEFAULT_OBSERVATIONS`` is the set used when a config does not list its own (``NAVIGATION_OBSERVATIONS``
+for the off-road navigation task).
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ WHEEL_SPEED_MAX_RAD_S = 500.0
 RATE_MAX_RAD_S = 100.0
 PRESSURE_MAX_BAR = 500.0
 DISTANCE_MAX_M = 1000.0
+MAP_VALUE_MAX = 100.0  # local_map cells: heights within +-100 m, grades and traction figures far inside
 
 
 @dataclass
@@ -100,6 +106,7 @@ class Layout:
     speed_points: int  # 1 + number of speed previews
     path_points: int
     steer_lock_deg: float
+    map_shape: tuple[int, int, int] = (0, 0, 0)  # (channels, rows, cols) of ``local_map``
 
 
 @dataclass(frozen=True)
@@ -203,6 +210,12 @@ _item("path_points", lambda layout: (2 * layout.path_points,), _const(-DISTANCE_
       "as [x1, y1, x2, y2, ...]")
 _item("previous_action", lambda layout: (layout.action_dim,), _const(-1.0), _const(1.0), lambda f: f.previous_action,
       "1", "action", "the last action, clipped to [-1, 1] (zeros after a reset)")
+_item("goal", lambda _l: (2,), _const(-DISTANCE_MAX_M), _const(DISTANCE_MAX_M), lambda f: f.task.goal, "m, rad",
+      "task", "distance to the goal and its bearing in the body frame (left +)")
+_item("local_map", lambda layout: tuple(layout.map_shape), _const(-MAP_VALUE_MAX), _const(MAP_VALUE_MAX),
+      lambda f: f.task.local_map, "per channel (see the task's docstring)", "task",
+      "heading-up egocentric grid (C, H, W) around the vehicle: height, grade along the heading, "
+      "trafficability, no-go mask")
 
 REPORT_OBSERVATIONS = ("steering_wheel_angle", "steering_cmd", "throttle_percent_output", "brake_pressure_output",
                        "gear", "ulc_vel_ref", "ulc_vel_meas", "ulc_accel_meas", "vehicle_velocity", "wheel_speeds",
@@ -210,6 +223,7 @@ REPORT_OBSERVATIONS = ("steering_wheel_angle", "steering_cmd", "throttle_percent
 BODY_OBSERVATIONS = ("yaw_rate", "roll_pitch")
 TASK_OBSERVATIONS = ("target_speed", "lateral_error", "heading_error", "path_points")
 DEFAULT_OBSERVATIONS = REPORT_OBSERVATIONS + BODY_OBSERVATIONS + TASK_OBSERVATIONS + ("previous_action",)
+NAVIGATION_OBSERVATIONS = REPORT_OBSERVATIONS + BODY_OBSERVATIONS + ("goal", "local_map", "previous_action")
 
 
 class ObservationBuilder:
@@ -217,7 +231,8 @@ class ObservationBuilder:
 
     def __init__(self, names: Sequence[str] | None, layout: Layout) -> None:
         if names is None:
-            names = [n for n in DEFAULT_OBSERVATIONS if not (n == "previous_action" and layout.action_dim == 0)]
+            default = NAVIGATION_OBSERVATIONS if layout.map_shape[0] > 0 else DEFAULT_OBSERVATIONS
+            names = [n for n in default if not (n == "previous_action" and layout.action_dim == 0)]
         names = list(names)
         if not names:
             raise ValueError(f"observations: the list is empty; choose from: {', '.join(ITEMS)}")
@@ -226,6 +241,8 @@ class ObservationBuilder:
                 raise ValueError(f"observations: unknown observation {name!r}; known: {', '.join(ITEMS)}")
         if len(set(names)) != len(names):
             raise ValueError(f"observations: {names} names an observation twice")
+        if ("goal" in names or "local_map" in names) and layout.map_shape[0] == 0:
+            raise ValueError("observations: 'goal' and 'local_map' need a navigation task (offroad_navigation)")
         if "previous_action" in names and layout.action_dim == 0:
             raise ValueError("observations: 'previous_action' needs a Box action mode (dbw_command has none)")
         self.names = names

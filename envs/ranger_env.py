@@ -49,11 +49,40 @@ from acres_gym.envs.core import RangerBatch
 SEED_HIGH = 2**63 - 1
 
 
+SPACE_KEYS = ("action_mode", "action_options", "observations")  # config keys that shape the spaces
+
+
+def check_id_config(default: str | None, config: Any, cfg: dict) -> None:
+    """An id fixes its task, spaces and config (``acres_gym.registration``): raise ``ValueError`` naming
+    the key when ``cfg`` changes the task kind of the id whose own config is ``default``, or when
+    ``config`` names another id's own task config and changes the spaces."""
+    if not default:
+        return
+    from acres_gym.registration import ENVIRONMENTS, id_for_config
+
+    base = load_config(default)
+    if cfg.get("task") != base.get("task"):
+        ids = [i for i, (name, _e, _v) in ENVIRONMENTS.items() if load_config(name).get("task") == cfg.get("task")]
+        if ids:  # an unknown task name is left to make_task, which lists the known ones
+            raise ValueError(f"config key 'task' = {cfg.get('task')!r}: the environment of the {default!r} config "
+                             f"runs task {base.get('task')!r} and an id fixes its task; use {' or '.join(ids)}")
+    if isinstance(config, str) and config != default:
+        other = id_for_config(config)
+        if other is None:
+            return
+        for key in SPACE_KEYS:
+            if cfg.get(key) != base.get(key):
+                raise ValueError(f"config={config!r} changes the spaces of the {default!r} environment (key {key!r}: "
+                                 f"{base.get(key)!r} -> {cfg.get(key)!r}); use {other}")
+
+
 def build_config(default: str | None, config: Any, overrides: dict, render_mode: str | None) -> dict:
-    """The task config of an environment: default, then ``config``, then keyword overrides."""
+    """The task config of an environment: default, then ``config``, then keyword overrides (checked by
+    ``check_id_config``)."""
     cfg = load_config(default) if default else {}
     cfg = merge_configs(cfg, load_config(config))
     cfg = merge_configs(cfg, overrides)
+    check_id_config(default, config, cfg)
     if render_mode is not None:
         cfg["render_mode"] = render_mode
     return cfg

@@ -30,6 +30,10 @@ Built-in terms (``REWARD_TERMS``):
 ``alive``         ``value`` (default 1) per step while the episode goes on
 ``rollover``      -1 on the step the vehicle rolls over or the simulation diverges
 ``off_course``    -1 on the step the vehicle leaves the path corridor or the terrain
+``time``          -dt (s) per step: a cost of the time taken
+``goal``          +1 on the step the vehicle reaches the goal (navigation task, ``goal_reached``)
+``no_go``         -1 on the step the vehicle enters a no-go area (navigation task)
+``stuck``         -1 on the step the vehicle is declared stuck (navigation task)
 ================= ==================================================================================
 
 Other packages add terms through the entry-point group ``acres_gym.rewards`` (name = the term name,
@@ -41,7 +45,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
@@ -71,6 +75,12 @@ class StepContext:
     diverged: np.ndarray
     off_course: np.ndarray
     terminated: np.ndarray
+    flags: dict[str, np.ndarray] = field(default_factory=dict)  # the task's own end flags (goal_reached, ...)
+
+    def flag(self, name: str) -> np.ndarray:
+        """The task flag ``name`` as a bool array (all False when the task has none of that name)."""
+        value = self.flags.get(name)
+        return np.zeros(self.speed_mps.shape[0], dtype=bool) if value is None else value
 
 
 class RewardTerm:
@@ -224,6 +234,30 @@ class Rollover(RewardTerm):
 class OffCourse(RewardTerm):
     def __call__(self, ctx):
         return -ctx.off_course.astype(np.float64)
+
+
+@register_reward("time")
+class Time(RewardTerm):
+    def __call__(self, ctx):
+        return np.full(ctx.speed_mps.shape[0], -ctx.dt_s)
+
+
+@register_reward("goal")
+class Goal(RewardTerm):
+    def __call__(self, ctx):
+        return ctx.flag("goal_reached").astype(np.float64)
+
+
+@register_reward("no_go")
+class NoGo(RewardTerm):
+    def __call__(self, ctx):
+        return -ctx.flag("no_go").astype(np.float64)
+
+
+@register_reward("stuck")
+class Stuck(RewardTerm):
+    def __call__(self, ctx):
+        return -ctx.flag("stuck").astype(np.float64)
 
 
 class RewardSet:

@@ -54,6 +54,9 @@ class TaskFrame:
     path_points: np.ndarray  # (N, K, 2) body frame
     off_course: np.ndarray
     path_complete: np.ndarray
+    flags: dict[str, np.ndarray] | None = None  # task-specific end flags (each terminates; in info)
+    goal: np.ndarray | None = None  # (N, 2) goal distance m and bearing rad (navigation tasks)
+    local_map: np.ndarray | None = None  # (N, C, H, W) egocentric map (navigation tasks)
 
 
 @njit(cache=True)
@@ -149,6 +152,9 @@ class PathSpeedTask:
         "max_lateral_error_m": 4.0,
     }
 
+    flag_names: ClassVar[tuple[str, ...]] = ()
+    map_shape = (0, 0, 0)
+
     def __init__(self, n: int, dt_s: float, max_steps: int, options: Mapping | None = None,
                  bounds: tuple[float, float, float, float] | None = None) -> None:
         options = strip_comments(options or {})
@@ -186,6 +192,16 @@ class PathSpeedTask:
             bounds = (x_min, x_max, y_min, y_max)
         self.bounds = bounds
         self.episode_summary: list[dict[str, float]] = [{} for _ in range(n)]
+
+    @property
+    def speed_points(self) -> int:
+        """Length of the ``target_speed`` observation: now and the previews."""
+        return 1 + len(self.options["speed_preview_s"])
+
+    @property
+    def path_points(self) -> int:
+        """Number of observed path points."""
+        return len(self.options["path_preview_m"])
 
     # --- options -------------------------------------------------------------------------------------
     def _resolve(self, o: dict) -> dict:
@@ -374,6 +390,10 @@ TASKS: dict[str, type[PathSpeedTask]] = {cls.name: cls for cls in (SpeedTracking
 def make_task(name: str, n: int, dt_s: float, max_steps: int, options: Mapping | None,
               bounds: tuple[float, float, float, float] | None = None) -> PathSpeedTask:
     """The task logic called ``name`` for N vehicles (paths inside ``bounds`` when given)."""
+    if name not in TASKS:
+        from acres_gym.envs.offroad import OffroadNavigationTask
+
+        TASKS.setdefault(OffroadNavigationTask.name, OffroadNavigationTask)
     if name not in TASKS:
         raise ValueError(f"task = {name!r}; known tasks: {', '.join(TASKS)}")
     return TASKS[name](n, dt_s, max_steps, options, bounds)

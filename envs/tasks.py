@@ -1,4 +1,5 @@
-"""The registered tasks: ``RangerSpeedTracking`` and ``RangerPathFollowing`` (and their vector forms).
+"""The registered tasks: ``RangerSpeedTracking``, ``RangerPathFollowing``, ``RangerHillClimb`` and
+``RangerOffroadNavigation`` (and their vector forms).
 
 Each is a ``RangerEnv`` with a default task config under ``configs/tasks``; ``gymnasium.make`` builds
 them from the ids ``acres_gym/RangerSpeedTracking-v1`` and ``acres_gym/RangerPathFollowing-v1`` (after
@@ -134,6 +135,125 @@ class RangerPathFollowing(RangerEnv):
     default_config = "path_following"
 
 
+class RangerHillClimb(RangerEnv):
+    """
+    ## Description
+
+    The Ranger, with up to 450 kg of cargo and 1-4 occupants, must follow a slow target-speed profile
+    (1-6 m/s, with stops) straight up a grade of 5 to 35 % of deformable soil (one of six soils of Wong's
+    table, patches of grass and mud), choosing the range: on the steep half of these slopes H stalls where
+    L climbs (L has 2.25x the wheel torque of H). The agent drives the pedals and asks for H or L; the DBW
+    layer refuses a shift while the vehicle moves, as on the vehicle. This is the ``hill_climb`` task
+    config (``configs/tasks/hill_climb.yaml``) as its own id.
+
+    ## Action Space
+
+    ``Box(-1, 1, (2,), float32)``: [pedal, range]: throttle 100 x a0 percent for a0 > 0, brake -100 x a0
+    below; range H at a1 >= 1/3, L at a1 <= -1/3 (``acres_gym.envs.actions``).
+
+    ## Observation Space
+
+    The ``Dict`` of ``RangerSpeedTracking`` (``acres_gym.envs.observations``).
+
+    ## Rewards
+
+    ``speed_error`` exp(-|v - v_target| / 2 m/s) x 1.0, ``action_rate`` x 0.1, ``energy`` -fuel g x 0.5,
+    ``rollover`` x 20, ``off_course`` x 20.
+
+    ## Starting State
+
+    At rest in H at (-100, 0) m heading +x (uphill), 50 m of ground behind.
+
+    ## Episode End
+
+    As ``RangerSpeedTracking``; truncated after 30 s (600 steps at 20 Hz).
+
+    ## Arguments
+
+    ``gymnasium.make("acres_gym/RangerHillClimb-v0", render_mode=None, config=None, **overrides)``.
+
+    ## Version History
+
+    * v0: the ``hill_climb`` config of ``RangerSpeedTracking-v1`` under its own id (same episodes for the
+      same seeds).
+    """
+
+    default_config = "hill_climb"
+
+
+class RangerOffroadNavigation(RangerEnv):
+    """
+    ## Description
+
+    The Ranger must reach a goal 80-250 m away across generated ground: hills whose slopes reach and
+    exceed what it climbs on their soil, patches of soils from the soil library (some where 2WD stalls and
+    AWD gets through, some that stop it on any slope whatever it does), wetness, and no-go areas (water,
+    dense vegetation). It sees the ground only through ``local_map``, an egocentric map 24 m ahead and
+    16 m to each side, with the height, the grade along its heading, a trafficability figure computed from
+    each cell's soil with the vehicle's own tyre and driveline model, and the no-go mask. Every episode is
+    solvable: a route the vehicle drives in L / AWD exists (``acres_gym.terrain.offroad``). Baselines:
+    ``straight_line`` (ULC and pure pursuit straight at the goal) and ``terrain_planner`` (a grid search on
+    the true terrain; a reference that sees the whole map) in ``acres_gym.agents.baselines``.
+
+    ## Action Space
+
+    ``Box(-1, 1, (4,), float32)`` (``curvature+ulc_velocity`` with ``gear_axis`` and ``drive_axis``):
+    [curvature, speed, range, drive mode]: curvature a0 x 0.2 1/m, ULC velocity (a1 + 1) / 2 x 8 m/s,
+    range H at a2 >= 1/3 and L at a2 <= -1/3 (refused while moving, as on the vehicle), AWD switch AWD at
+    a3 >= 1/3, Turf at a3 <= -1/3, 2WD between (``acres_gym.envs.actions``).
+
+    ## Observation Space
+
+    A ``Dict`` (``acres_gym.envs.observations``): the DBW report fields, body yaw rate, roll and pitch,
+    ``goal`` (distance m, bearing rad in the body frame), ``local_map`` ``Box(-100, 100, (4, 16, 16),
+    float32)`` and the previous action. ``local_map`` channels (``acres_gym.envs.offroad``):
+
+    ============= ======= ==========================================================================
+    channel       unit    meaning
+    ============= ======= ==========================================================================
+    ``height``    m       height of the cell minus the height under the rear-axle midpoint
+    ``grade``     1       slope along the vehicle's heading (tan, + uphill)
+    ``traction``  1       steepest grade a hill start climbs on the cell in L / AWD (tan; from its soil
+                          and wetness through ``acres_gym.terrain.trafficability``)
+    ``no_go``     0 / 1   1 in a no-go area
+    ============= ======= ==========================================================================
+
+    Row 0 is the farthest ahead (24 m), column 0 the farthest left; 2 m cells (config keys
+    ``task_options.local_map``: ``cell_m``, ``rows``, ``cols``, ``behind_m``, ``channels``).
+
+    ## Rewards
+
+    ``progress`` x 0.1 per metre gained toward the goal, ``time`` -0.02 per second, ``energy`` -0.05 per
+    gram of fuel, ``goal`` +20, ``no_go`` -10, ``stuck`` -10, ``rollover`` -10. ``info["reward_terms"]``
+    holds each weighted term.
+
+    ## Starting State
+
+    At rest in H (a ``GearCmd`` for H with the first step), on a level 6 m spot, heading within 0.5 rad of
+    the direction of the goal.
+
+    ## Episode End
+
+    Terminated when the goal is within 3 m (``info["goal_reached"]``), the vehicle enters a no-go area
+    (``info["no_go"]``), moves less than 1 m in 15 s (``info["stuck"]``), rolls over, diverges or leaves
+    the terrain. Truncated after 150 s (1500 steps at 10 Hz), the registered ``max_episode_steps``.
+    ``info["ground_cause"]`` says why an episode ended short of the goal outside no-go areas: 1 soil,
+    2 grade, 3 other (``acres_gym.envs.offroad``).
+
+    ## Arguments
+
+    ``gymnasium.make("acres_gym/RangerOffroadNavigation-v0", render_mode=None, config=None, **overrides)``,
+    merged over ``configs/tasks/offroad_navigation.yaml``; ``config={"task_options": {"split": "test"}}``
+    draws the held-out ground.
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    default_config = "offroad_navigation"
+
+
 class RangerSpeedTrackingVector(RangerVectorEnv):
     """``RangerSpeedTracking`` as a native vector env of ``num_envs`` vehicles (see ``RangerVectorEnv``)."""
 
@@ -146,5 +266,19 @@ class RangerPathFollowingVector(RangerVectorEnv):
     default_config = "path_following"
 
 
+class RangerHillClimbVector(RangerVectorEnv):
+    """``RangerHillClimb`` as a native vector env of ``num_envs`` vehicles (see ``RangerVectorEnv``)."""
+
+    default_config = "hill_climb"
+
+
+class RangerOffroadNavigationVector(RangerVectorEnv):
+    """``RangerOffroadNavigation`` as a native vector env of ``num_envs`` vehicles (see ``RangerVectorEnv``)."""
+
+    default_config = "offroad_navigation"
+
+
 TASK_ENVS = {"speed_tracking": (RangerSpeedTracking, RangerSpeedTrackingVector),
-             "path_following": (RangerPathFollowing, RangerPathFollowingVector)}
+             "path_following": (RangerPathFollowing, RangerPathFollowingVector),
+             "hill_climb": (RangerHillClimb, RangerHillClimbVector),
+             "offroad_navigation": (RangerOffroadNavigation, RangerOffroadNavigationVector)}

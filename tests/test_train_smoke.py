@@ -144,6 +144,6 @@ def test_a_training_config_may_name_its_task_config(tmp_path):
 
     from acres_gym.agents.evaluate import make_vector_env
 
-    venv = make_vector_env("acres_gym/RangerSpeedTracking-v1", 2, "hill_climb")
+    venv = make_vector_env("acres_gym/RangerHillClimb-v0", 2, "hill_climb")
     assert venv.single_action_space.shape == (2,) and venv.config["action_options"]["gear_axis"] is True
     venv.close()

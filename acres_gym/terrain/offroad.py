@@ -1,0 +1,380 @@
+"""Off-road episodes: hills, soil patches, wetness and no-go areas between a start and a goal, always solvable.
+
+``offroad_episode(seed, config, table, grade_limits)`` is a pure function of its seed and config. It draws
+
+- the ground: gentle fractal undulation (``generate.rough``) plus ``hills`` Gaussian hills whose height
+  and radius give slopes from a few percent to beyond what the vehicle climbs on any soil (the steepest
+  slope of a Gaussian hill of height h and radius s is 0.61 h / s);
+- the surface: patches of the ``surfaces`` mix (``generate.with_patches``), each with a wetness drawn
+  from ``wetness``;
+- no-go areas (water, dense vegetation): ``no_go`` discs, a boolean mask beside the terrain (entering
+  one ends an episode; the vehicle model does not see it);
+- the start (at rest, heading within 0.5 rad of the goal's direction) and a goal ``goal_distance_m``
+  away; then ``line_obstacles`` features centred on
+  the straight line between them, each one of a no-go disc, a patch of an ``obstacle_surfaces`` soil or a
+  steep hill, so that driving straight at the goal meets what the ground offers.
+
+Solvability: on a grid of ``route_cell_m`` cells, ``route`` searches a path from start to goal through
+cells the vehicle drives in L and AWD: the uphill grade of every step stays below ``grade_margin`` x the
+cell's climbable grade from the model (``acres_gym.terrain.trafficability.grade_limit_table``), the side
+slope below ``max_side_grade``, and no cell lies within ``no_go_clearance_m`` of a no-go area. A draw
+without such a path is redrawn (``redraws`` counts them), up to ``max_redraws`` times.
+
+``route`` is the same grid search with a cost: travel time at ``speed_h_mps`` where H (AWD) climbs the
+step and ``speed_l_mps`` where only L does; it returns the cells and the range each step needs. The
+terrain planner baseline (``acres_gym.agents.baselines``) follows it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from acres_gym.terrain.generate import rough, with_patches
+from acres_gym.terrain.grid import Terrain
+from acres_gym.terrain.surfaces import SurfaceTable
+from acres_gym.terrain.trafficability import wetness_bin
+
+DEFAULTS: dict[str, Any] = {
+    "size_m": 300.0,  # square terrain, m
+    "cell_m": 2.0,
+    "roughness_m": [0.05, 0.3],  # RMS of the fractal undulation, m
+    "hills": [3, 8],  # number of Gaussian hills
+    "hill_height_m": [2.0, 14.0],
+    "hill_radius_m": [10.0, 30.0],
+    "surfaces": {"grass": 3.0, "packed_dirt": 2.0, "sandy_loam": 2.0, "lete_sand": 1.0, "dry_sand": 1.0,
+                 "clayey_soil": 1.0, "snow": 1.0},
+    "patch_scale_m": 25.0,
+    "wetness": [0.0, 0.6],
+    "no_go": [2, 6],  # number of no-go discs
+    "no_go_radius_m": [5.0, 15.0],
+    "goal_distance_m": [80.0, 250.0],
+    "edge_margin_m": 20.0,  # start and goal keep this far from the terrain's edge
+    "line_obstacles": [2, 3],  # features centred on the straight start-goal line
+    "obstacle_surfaces": {"clayey_soil_wet": 1.0, "snow": 1.0, "ice": 1.0},
+    "obstacle_radius_m": [8.0, 18.0],
+    "route_cell_m": 2.0,
+    "grade_margin": 0.6,  # a step is drivable below this share of the climbable grade (the ULC launches with
+                          # about 80 % of the full-throttle torque)
+    "max_side_grade": 0.35,  # side slope limit of a drivable step (tan)
+    "no_go_clearance_m": 2.0,
+    "edge_clearance_m": 6.0,  # routes keep this far from the terrain's edge
+    "max_redraws": 30,
+}
+OBSTACLE_KINDS = ("no_go", "soil", "hill")
+RANGE_H, RANGE_L = 0, 1  # indices of the grade-limit table's range axis
+AWD = 2  # index of AWD on its drive-mode axis
+UNREACHABLE = np.inf
+
+
+def _check(config: Mapping) -> dict:
+    unknown = [k for k in config if k not in DEFAULTS and not str(k).startswith("_")]
+    if unknown:
+        raise ValueError(f"offroad terrain: unknown key {unknown[0]!r}; allowed keys: {', '.join(DEFAULTS)}")
+    c = {**DEFAULTS, **{k: v for k, v in config.items() if not str(k).startswith("_")}}
+    for key in ("roughness_m", "hills", "hill_height_m", "hill_radius_m", "wetness", "no_go", "no_go_radius_m",
+                "goal_distance_m", "line_obstacles", "obstacle_radius_m"):
+        v = c[key]
+        lo, hi = (v, v) if isinstance(v, (int, float)) else tuple(v)
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo <= hi):
+            raise ValueError(f"offroad terrain: {key} = {v!r}: expected a number or [low, high] with 0 <= low <= high")
+        c[key] = (lo, hi)
+    if c["wetness"][1] > 1.0:
+        raise ValueError(f"offroad terrain: wetness = {list(c['wetness'])}: expected values in [0, 1]")
+    for key in ("size_m", "cell_m", "patch_scale_m", "route_cell_m", "grade_margin", "max_side_grade"):
+        if not (isinstance(c[key], (int, float)) and c[key] > 0):
+            raise ValueError(f"offroad terrain: {key} = {c[key]!r}: expected a number > 0")
+    if c["route_cell_m"] < c["cell_m"]:
+        raise ValueError(f"offroad terrain: route_cell_m = {c['route_cell_m']}: expected >= cell_m ({c['cell_m']})")
+    span = c["size_m"] - 2.0 * c["edge_margin_m"]
+    if c["goal_distance_m"][0] > span:
+        raise ValueError(f"offroad terrain: goal_distance_m = {list(c['goal_distance_m'])}: the shortest goal "
+                         f"distance exceeds the {span:g} m the terrain offers inside its edge margin")
+    for key in ("surfaces", "obstacle_surfaces"):
+        if not isinstance(c[key], Mapping) or not c[key]:
+            raise ValueError(f"offroad terrain: {key} = {c[key]!r}: expected {{surface name: weight}}")
+    return c
+
+
+def resolve_config(config: Mapping | None) -> dict:
+    """The config with defaults filled in and checked (ranges as (low, high) tuples)."""
+    return _check(dict(config or {}))
+
+
+@dataclass
+class OffroadEpisode:
+    """One drawn episode: terrain, no-go mask (same grid), start pose, goal and how it was drawn."""
+
+    terrain: Terrain
+    no_go: np.ndarray  # (ny, nx) bool
+    start_xy: tuple[float, float]
+    start_yaw: float
+    goal_xy: tuple[float, float]
+    redraws: int
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _uniform(rng, pair) -> float:
+    lo, hi = pair
+    return float(lo) if hi <= lo else float(rng.uniform(lo, hi))
+
+
+def _count(rng, pair) -> int:
+    lo, hi = int(round(pair[0])), int(round(pair[1]))
+    return int(rng.integers(lo, hi + 1))
+
+
+def _pick(rng, weights: Mapping) -> str:
+    names = list(weights)
+    w = np.asarray([float(weights[n]) for n in names])
+    return names[int(rng.choice(len(names), p=w / w.sum()))]
+
+
+def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
+    size = c["size_m"]
+    half = 0.5 * size
+    inner = half - c["edge_margin_m"]
+    # start and goal: the goal at the drawn distance in a direction that keeps it inside
+    sx, sy = (float(v) for v in rng.uniform(-inner, inner, 2))
+    dist = _uniform(rng, c["goal_distance_m"])
+    for _ in range(64):
+        bearing = float(rng.uniform(-math.pi, math.pi))
+        gx, gy = sx + dist * math.cos(bearing), sy + dist * math.sin(bearing)
+        if abs(gx) <= inner and abs(gy) <= inner:
+            break
+    else:  # far from every edge in no direction: put the start at the centre and try again
+        sx = sy = 0.0
+        dist = min(dist, inner)
+        bearing = float(rng.uniform(-math.pi, math.pi))
+        gx, gy = dist * math.cos(bearing), dist * math.sin(bearing)
+    yaw = math.atan2(gy - sy, gx - sx) + float(rng.uniform(-0.5, 0.5))  # roughly facing the goal
+    base = rough(int(rng.integers(0, 2**31 - 1)), _uniform(rng, c["roughness_m"]), size_m=size, cell_m=c["cell_m"],
+                 surface=next(iter(c["surfaces"])), hill_wavelength_m=60.0, bump_wavelength_m=4.0,
+                 flat_radius_m=6.0, spawn_xy=(sx, sy), table=table)
+    terrain = with_patches(base, rng, dict(c["surfaces"]), scale_m=c["patch_scale_m"],
+                           wetness_range=tuple(c["wetness"]))
+    x, y = terrain.x_m, terrain.y_m
+    height = terrain.height_m
+    no_go = np.zeros(height.shape, dtype=bool)
+
+    def keep_clear(cx, cy, r):  # features stay off the start and goal
+        return math.hypot(cx - sx, cy - sy) > r + 8.0 and math.hypot(cx - gx, cy - gy) > r + 5.0
+
+    def window(cx, cy, r):  # index slices and squared distances of the grid points within r of (cx, cy)
+        i0, i1 = np.searchsorted(x, cx - r), np.searchsorted(x, cx + r, side="right")
+        j0, j1 = np.searchsorted(y, cy - r), np.searchsorted(y, cy + r, side="right")
+        d2 = (x[None, i0:i1] - cx) ** 2 + (y[j0:j1, None] - cy) ** 2
+        return (slice(j0, j1), slice(i0, i1)), d2
+
+    def hill(cx, cy, h, s):
+        sl, d2 = window(cx, cy, 4.0 * s)
+        height[sl] += h * np.exp(-d2 / (2.0 * s * s))
+
+    def disc(cx, cy, r):
+        sl, d2 = window(cx, cy, r)
+        mask = np.zeros(height.shape, dtype=bool)
+        mask[sl] = d2 <= r * r
+        return mask
+
+    for _ in range(_count(rng, c["hills"])):
+        cx, cy = (float(v) for v in rng.uniform(-half, half, 2))
+        s = _uniform(rng, c["hill_radius_m"])
+        if keep_clear(cx, cy, 1.5 * s):
+            hill(cx, cy, _uniform(rng, c["hill_height_m"]), s)
+    for _ in range(_count(rng, c["no_go"])):
+        cx, cy = (float(v) for v in rng.uniform(-half, half, 2))
+        r = _uniform(rng, c["no_go_radius_m"])
+        if keep_clear(cx, cy, r):
+            no_go |= disc(cx, cy, r)
+    kinds = []
+    sid = terrain.surface_id
+    for _ in range(_count(rng, c["line_obstacles"])):
+        t = float(rng.uniform(0.3, 0.7))
+        cx, cy = sx + t * (gx - sx), sy + t * (gy - sy)
+        r = _uniform(rng, c["obstacle_radius_m"])
+        kind = OBSTACLE_KINDS[int(rng.integers(0, len(OBSTACLE_KINDS)))]
+        # on the line, the features keep only the start's level spot and the goal clear
+        r = min(r, math.hypot(cx - sx, cy - sy) - 10.0, math.hypot(cx - gx, cy - gy) - 5.0)
+        if r < 4.0:
+            continue
+        kinds.append(kind)
+        inside = disc(cx, cy, r)
+        if kind == "no_go":
+            no_go |= inside
+        elif kind == "soil":  # a weak soil over a rise its slopes make impassable for it (0.61 h / s = 0.35..0.6)
+            sid[inside] = table.surface_id(_pick(rng, c["obstacle_surfaces"]))
+            hill(cx, cy, float(rng.uniform(0.35, 0.6)) / 0.61 * r / 1.5, r / 1.5)
+        else:  # a hill steeper than any soil lets the vehicle climb: 0.61 h / s of about 1
+            hill(cx, cy, 1.7 * r / 1.5 * float(rng.uniform(0.9, 1.3)), r / 1.5)
+    terrain = Terrain(height, sid, terrain.wetness, terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m,
+                      table=table)
+    summary = {"goal_distance_m": dist, "line_obstacles": ",".join(kinds), "no_go_share": float(no_go.mean())}
+    return OffroadEpisode(terrain, no_go, (sx, sy), yaw, (gx, gy), 0, summary)
+
+
+# --- the route grid -----------------------------------------------------------------------------------
+@dataclass
+class RouteGrid:
+    """The coarse grid of the route search: cell centres, heights, climbable grades, blocked cells."""
+
+    origin_xy_m: tuple[float, float]
+    cell_m: float
+    height_m: np.ndarray  # (gy, gx)
+    limit_h: np.ndarray  # climbable grade in H / AWD (tan)
+    limit_l: np.ndarray  # climbable grade in L / AWD (tan)
+    blocked: np.ndarray  # bool
+
+    def index(self, x: float, y: float) -> tuple[int, int]:
+        gy, gx = self.height_m.shape
+        i = int(np.clip(round((x - self.origin_xy_m[0]) / self.cell_m), 0, gx - 1))
+        j = int(np.clip(round((y - self.origin_xy_m[1]) / self.cell_m), 0, gy - 1))
+        return j, i
+
+    def xy(self, j: int, i: int) -> tuple[float, float]:
+        return self.origin_xy_m[0] + i * self.cell_m, self.origin_xy_m[1] + j * self.cell_m
+
+
+def route_grid(terrain: Terrain, no_go: np.ndarray, grade_limits: np.ndarray, cell_m: float,
+               clearance_m: float, edge_m: float = DEFAULTS["edge_clearance_m"]) -> RouteGrid:
+    """The route grid of a terrain: every ``cell_m / terrain.cell_m``-th point, each with the lowest
+    climbable grade of the terrain points it stands for, blocked within ``clearance_m`` of no-go and
+    within ``edge_m`` of the terrain's edge."""
+    k = max(1, int(round(cell_m / terrain.cell_m)))
+    h = terrain.height_m
+    ny, nx = h.shape
+    gy, gx = ny // k, nx // k
+    lim = grade_limits[terrain.surface_id, wetness_bin(terrain.wetness)]  # (ny, nx, 2, 3)
+    lim_h = lim[..., RANGE_H, AWD][:gy * k, :gx * k].reshape(gy, k, gx, k).min(axis=(1, 3))
+    lim_l = lim[..., RANGE_L, AWD][:gy * k, :gx * k].reshape(gy, k, gx, k).min(axis=(1, 3))
+    height = h[:gy * k, :gx * k].reshape(gy, k, gx, k).mean(axis=(1, 3))
+    blocked = no_go[:gy * k, :gx * k].reshape(gy, k, gx, k).any(axis=(1, 3))
+    grow = int(math.ceil(clearance_m / (k * terrain.cell_m)))
+    if grow > 0:
+        b = blocked.copy()
+        for dj in range(-grow, grow + 1):
+            for di in range(-grow, grow + 1):
+                if dj * dj + di * di <= grow * grow:
+                    b |= np.roll(np.roll(blocked, dj, axis=0), di, axis=1)
+        blocked = b
+    edge = int(math.ceil(edge_m / (k * terrain.cell_m)))
+    if edge > 0:
+        blocked[:edge, :] = blocked[-edge:, :] = True
+        blocked[:, :edge] = blocked[:, -edge:] = True
+    origin = (terrain.origin_x_m + 0.5 * (k - 1) * terrain.cell_m, terrain.origin_y_m + 0.5 * (k - 1) * terrain.cell_m)
+    return RouteGrid(origin, k * terrain.cell_m, height, lim_h, lim_l, blocked)
+
+
+@njit(cache=True)
+def _search(height, lim_h, lim_l, blocked, cell, sj, si, tj, ti, margin, max_side, speed_h, speed_l,
+            dist, pred, need_l):
+    """Dijkstra over the 8-neighbour grid (module docstring); fills ``dist`` (s), ``pred`` (flat index)
+    and ``need_l`` (the step into a cell needs L). Returns True when the target was reached."""
+    gy, gx = height.shape
+    dist[:, :] = np.inf
+    pred[:, :] = -1
+    need_l[:, :] = False
+    dist[sj, si] = 0.0
+    heap = [(0.0, sj * gx + si)]
+    while len(heap) > 0:
+        d, node = heapq.heappop(heap)
+        j = node // gx
+        i = node - j * gx
+        if d > dist[j, i]:
+            continue
+        if j == tj and i == ti:
+            return True
+        for dj in range(-1, 2):
+            for di in range(-1, 2):
+                if dj == 0 and di == 0:
+                    continue
+                qj, qi = j + dj, i + di
+                if qj < 0 or qj >= gy or qi < 0 or qi >= gx or blocked[qj, qi]:
+                    continue
+                length = cell * math.sqrt(dj * dj + di * di)
+                grade = (height[qj, qi] - height[j, i]) / length
+                # side slope: the height change across the step, from the neighbours on either side
+                side = 0.0
+                aj, ai, bj, bi = j - di, i + dj, j + di, i - dj
+                if 0 <= aj < gy and 0 <= ai < gx and 0 <= bj < gy and 0 <= bi < gx:
+                    side = abs(height[aj, ai] - height[bj, bi]) / (2.0 * cell * math.sqrt(dj * dj + di * di))
+                if side > max_side:
+                    continue
+                limit_h = min(lim_h[j, i], lim_h[qj, qi])
+                limit_l = min(lim_l[j, i], lim_l[qj, qi])
+                if grade <= margin * limit_h and limit_h > 0.0:
+                    step, low = length / speed_h, False
+                elif grade <= margin * limit_l and limit_l > 0.0:
+                    step, low = length / speed_l, True
+                else:
+                    continue
+                nd = d + step
+                if nd < dist[qj, qi]:
+                    dist[qj, qi] = nd
+                    pred[qj, qi] = node
+                    need_l[qj, qi] = low
+                    heapq.heappush(heap, (nd, qj * gx + qi))
+    return False
+
+
+@dataclass
+class Route:
+    """A route on the grid: world points (M, 2), whether the step into each point needs L, travel time."""
+
+    points: np.ndarray
+    need_l: np.ndarray
+    time_s: float
+
+
+def route(grid: RouteGrid, start_xy, goal_xy, margin: float = DEFAULTS["grade_margin"],
+          max_side: float = DEFAULTS["max_side_grade"], speed_h_mps: float = 6.0,
+          speed_l_mps: float = 3.0) -> Route | None:
+    """The quickest route from ``start_xy`` to ``goal_xy`` (module docstring), or None when there is none.
+    The start cell is never blocked (the vehicle stands there)."""
+    sj, si = grid.index(*start_xy)
+    tj, ti = grid.index(*goal_xy)
+    shape = grid.height_m.shape
+    dist = np.empty(shape)
+    pred = np.empty(shape, dtype=np.int64)
+    need_l = np.empty(shape, dtype=np.bool_)
+    blocked = grid.blocked.copy()
+    blocked[sj, si] = False
+    blocked[tj, ti] = False
+    ok = _search(grid.height_m, grid.limit_h, grid.limit_l, blocked, float(grid.cell_m), sj, si, tj, ti,
+                 float(margin), float(max_side), float(speed_h_mps), float(speed_l_mps), dist, pred, need_l)
+    if not ok:
+        return None
+    gx = shape[1]
+    nodes = [tj * gx + ti]
+    while nodes[-1] != sj * gx + si:
+        nodes.append(int(pred[nodes[-1] // gx, nodes[-1] % gx]))
+    nodes.reverse()
+    pts = np.array([grid.xy(n // gx, n % gx) for n in nodes])
+    low = np.array([bool(need_l[n // gx, n % gx]) for n in nodes])
+    pts[0] = start_xy
+    pts[-1] = goal_xy
+    return Route(pts, low, float(dist[tj, ti]))
+
+
+def offroad_episode(seed, config: Mapping | None, table: SurfaceTable, grade_limits: np.ndarray) -> OffroadEpisode:
+    """Draw a solvable episode (module docstring) from ``seed`` (an integer or a ``SeedSequence``);
+    ``grade_limits`` is ``grade_limit_table(params, table.records)`` of the vehicle."""
+    c = resolve_config(config)
+    rng = np.random.default_rng(seed)
+    for redraws in range(int(c["max_redraws"]) + 1):
+        ep = _draw_once(rng, c, table)
+        grid = route_grid(ep.terrain, ep.no_go, grade_limits, c["route_cell_m"], c["no_go_clearance_m"])
+        found = route(grid, ep.start_xy, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
+        if found is not None:
+            ep.redraws = redraws
+            ep.summary["redraws"] = redraws
+            ep.summary["route_time_s"] = found.time_s
+            ep.summary["route_low_share"] = float(found.need_l.mean())
+            return ep
+    raise RuntimeError(f"offroad terrain: no solvable episode in {c['max_redraws'] + 1} draws; the config makes "
+                       "the ground too hard (fewer line_obstacles, no_go or lower hill_height_m)")

@@ -1,0 +1,314 @@
+"""The off-road navigation task: reach a goal across generated ground, reading the ground on the way.
+
+Every episode draws, from the task's generator, a solvable terrain with hills, soil patches, wetness and
+no-go areas, a start pose and a goal (``acres_gym.terrain.offroad``); the batch writes the terrain into
+the vehicle's simulator slot. After each control step the task measures, for every vehicle:
+
+- ``goal_distance_m`` and ``goal_bearing_rad``: the goal from the rear-axle midpoint in the body frame
+  (bearing positive to the left); ``s_m`` is minus the distance, so the ``progress`` reward term is the
+  distance gained toward the goal;
+- the flags ``goal_reached`` (within ``goal_radius_m``), ``no_go`` (the rear- or front-axle midpoint in a
+  no-go cell) and ``stuck`` (less than ``stuck_distance_m`` of movement in ``stuck_window_s``); each ends
+  the episode (terminated);
+- ``local_map``: an egocentric grid (``local_map`` options), heading-up, built by one jitted kernel
+  (``_fill_local_map``) over all vehicles:
+
+  ============= ======= ==========================================================================
+  channel       unit    meaning
+  ============= ======= ==========================================================================
+  ``height``    m       terrain height at the cell minus the height under the rear-axle midpoint
+  ``grade``     1       slope of the terrain along the vehicle's heading at the cell (tan, + uphill)
+  ``traction``  1       steepest grade a hill start climbs there in L / AWD (tan; from the soil,
+                        wetness and the vehicle's tyres and driveline: ``grade_limit_table``; < 0
+                        where even level ground stalls)
+  ``no_go``     0 / 1   1 in a no-go area (water, dense vegetation)
+  ============= ======= ==========================================================================
+
+  Row 0 is the farthest ahead, column 0 the farthest left; the rear-axle midpoint sits ``behind_m`` from
+  the bottom edge, in the middle of the columns. Cells are ``cell_m`` square.
+
+``ground_cause`` (an ``info`` figure of an episode that ends short of the goal and outside no-go areas:
+stuck, off the terrain, rolled over or out of time): the ground where it ended when that is soil or grade,
+else the ground it crawled on most (slower than ``CRAWL_MPS`` after the first ``CRAWL_AFTER_S``), if it
+crawled:
+1 soil (the drivable grade of the surface under the vehicle in the range and drive mode engaged, the
+generator's ``grade_margin`` x the climbable one, is below 5 %), 2 grade (the steeper of the body's pitch and the terrain's grade over
+the next 4 m exceeds that figure, the slope across the heading exceeds the routes' ``max_side_grade``, or
+the vehicle rolled over within 4 m of a slope steeper than that), 3 neither; 0 otherwise.
+
+Options (``task_options``): ``split`` (``train`` or ``test``) picks one of ``splits``, each a set of
+terrain-generator keys (``acres_gym.terrain.offroad.DEFAULTS``) merged over ``terrain``; the test split
+also salts the episode's terrain seed, so its ground never coincides with a training episode's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+from numba import njit
+
+from acres_gym.constants import GEAR_LOW
+from acres_gym.terrain.offroad import DEFAULTS as TERRAIN_DEFAULTS
+from acres_gym.terrain.offroad import offroad_episode, resolve_config
+from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
+from acres_gym.terrain.trafficability import grade_limit_table, wetness_bin
+from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
+from acres_gym.envs.task_logic import TaskFrame
+
+MAP_CHANNELS = ("height", "grade", "traction", "no_go")
+MAP_DEFAULTS = {"cell_m": 2.0, "rows": 16, "cols": 16, "behind_m": 8.0, "channels": list(MAP_CHANNELS)}
+SPLITS = ("train", "test")
+TEST_SALT = 0x7E57  # mixed into the terrain seed of the test split
+SOIL_STALL_GRADE = 0.05
+CRAWL_MPS = 0.5
+CRAWL_AFTER_S = 5.0
+L_INDEX, AWD_INDEX = 1, 2  # axes of grade_limit_table
+
+
+@njit(cache=True)
+def _fill_local_map(height, origin, cell, traction, no_go, x, y, yaw, channels, map_cell, rows, cols, front_m,
+                    out):
+    """``out`` (N, C, rows, cols): the local maps of N vehicles (module docstring). ``channels`` holds the
+    index into ``MAP_CHANNELS`` of each output channel."""
+    n = x.shape[0]
+    ny, nx = height.shape[1], height.shape[2]
+    for v in range(n):
+        ox, oy, c = origin[v, 0], origin[v, 1], cell[v]
+        h0 = sample_height(height[v], ox, oy, c, x[v], y[v])[0]
+        cy, sy = math.cos(yaw[v]), math.sin(yaw[v])
+        for r in range(rows):
+            fwd = front_m - (r + 0.5) * map_cell
+            for q in range(cols):
+                left = (0.5 * cols - q - 0.5) * map_cell
+                px = x[v] + cy * fwd - sy * left
+                py = y[v] + sy * fwd + cy * left
+                i = min(max(int(math.floor((px - ox) / c + 0.5)), 0), nx - 1)
+                j = min(max(int(math.floor((py - oy) / c + 0.5)), 0), ny - 1)
+                h, dh_dx, dh_dy = sample_height(height[v], ox, oy, c, px, py)
+                for k in range(channels.shape[0]):
+                    ch = channels[k]
+                    if ch == 0:
+                        out[v, k, r, q] = h - h0
+                    elif ch == 1:  # the bilinear interpolant's gradient along the heading
+                        out[v, k, r, q] = dh_dx * cy + dh_dy * sy
+                    elif ch == 2:
+                        out[v, k, r, q] = traction[v, j, i]
+                    else:
+                        out[v, k, r, q] = no_go[v, j, i]
+
+
+@njit(cache=True)
+def _cells(no_go, origin, cell, x, y, out):
+    """``out[v]`` = the no-go mask at the nearest cell of (x[v], y[v]) (0 outside the grid)."""
+    ny, nx = no_go.shape[1], no_go.shape[2]
+    for v in range(x.shape[0]):
+        i = int(math.floor((x[v] - origin[v, 0]) / cell[v] + 0.5))
+        j = int(math.floor((y[v] - origin[v, 1]) / cell[v] + 0.5))
+        out[v] = no_go[v, j, i] != 0 if (0 <= i < nx and 0 <= j < ny) else False
+
+
+class OffroadNavigationTask:
+    """Reach a goal across generated ground (see the module docstring)."""
+
+    name: ClassVar[str] = "offroad_navigation"
+    option_defaults: ClassVar[dict[str, Any]] = {
+        "split": "train",
+        "terrain": {},
+        "splits": {"train": {}, "test": {}},
+        "goal_radius_m": 3.0,
+        "stuck_window_s": 15.0,
+        "stuck_distance_m": 1.0,
+        "local_map": dict(MAP_DEFAULTS),
+    }
+    flag_names: ClassVar[tuple[str, ...]] = ("goal_reached", "no_go", "stuck")
+    speed_points = 1  # the observation layout's target-speed slot (unused by this task's observations)
+    path_points = 1  # the goal as the one "path point"
+
+    def __init__(self, n: int, dt_s: float, max_steps: int, options: Mapping | None = None,
+                 bounds: tuple[float, float, float, float] | None = None) -> None:
+        options = strip_comments(options or {})
+        check_keys(f"task_options (task {self.name!r})", options, self.option_defaults)
+        self.options = self._resolve(merge_configs(self.option_defaults, options))
+        o = self.options
+        self.n, self.dt_s, self.max_steps = n, dt_s, max_steps
+        m = o["local_map"]
+        self.map_shape = (len(m["channels"]), m["rows"], m["cols"])
+        self._channels = np.array([MAP_CHANNELS.index(c) for c in m["channels"]], dtype=np.int64)
+        self._front_m = m["rows"] * m["cell_m"] - m["behind_m"]
+        self.window_steps = max(1, int(round(o["stuck_window_s"] / dt_s)))
+        self.goal = np.zeros((n, 2))
+        self.start = np.zeros((n, 2))
+        self.anchor = np.zeros((n, 2))
+        self.anchor_step = np.zeros(n, dtype=np.int64)
+        self.count = np.zeros(n, dtype=np.int64)
+        self.stuck = np.zeros(n, dtype=bool)
+        self.index = np.zeros(n, dtype=np.int64)  # the batch snapshots it (path tasks' nearest point)
+        self.n_path = 2
+        self.episode_summary: list[dict[str, Any]] = [{} for _ in range(n)]
+        self._terrains: dict[int, Any] = {}
+        self.table = None
+        self.grade_limits = None
+
+    # --- options -------------------------------------------------------------------------------------
+    def _resolve(self, o: dict) -> dict:
+        where = f"task_options (task {self.name!r})"
+        if o["split"] not in SPLITS:
+            raise ValueError(f"{where}.split = {o['split']!r}; allowed: {', '.join(SPLITS)}")
+        if not isinstance(o["splits"], Mapping) or set(o["splits"]) - set(SPLITS):
+            raise ValueError(f"{where}.splits = {o['splits']!r}: expected {{train: {{...}}, test: {{...}}}}")
+        for key in ("terrain",):
+            if not isinstance(o[key], Mapping):
+                raise ValueError(f"{where}.{key} = {o[key]!r}: expected a mapping of terrain keys")
+            check_keys(f"{where}.{key}", o[key], TERRAIN_DEFAULTS)
+        for split, section in o["splits"].items():
+            check_keys(f"{where}.splits.{split}", section or {}, TERRAIN_DEFAULTS)
+            resolve_config({**o["terrain"], **(section or {})})  # a bad value fails now, naming the key
+        o["goal_radius_m"] = number(f"{where}.goal_radius_m", o["goal_radius_m"], 0.0, 100.0, lo_open=True)
+        o["stuck_window_s"] = number(f"{where}.stuck_window_s", o["stuck_window_s"], 0.0, 1e4, lo_open=True)
+        o["stuck_distance_m"] = number(f"{where}.stuck_distance_m", o["stuck_distance_m"], 0.0, 1e3, lo_open=True)
+        m = strip_comments(o["local_map"])
+        check_keys(f"{where}.local_map", m, MAP_DEFAULTS)
+        m = {**MAP_DEFAULTS, **m}
+        m["cell_m"] = number(f"{where}.local_map.cell_m", m["cell_m"], 0.05, 20.0)
+        for key in ("rows", "cols"):
+            if isinstance(m[key], bool) or not isinstance(m[key], int) or not 1 <= m[key] <= 256:
+                raise ValueError(f"{where}.local_map.{key} = {m[key]!r}: expected an integer in [1, 256]")
+        m["behind_m"] = number(f"{where}.local_map.behind_m", m["behind_m"], 0.0, m["rows"] * m["cell_m"])
+        if not isinstance(m["channels"], (list, tuple)) or not m["channels"] \
+                or any(c not in MAP_CHANNELS for c in m["channels"]) or len(set(m["channels"])) != len(m["channels"]):
+            raise ValueError(f"{where}.local_map.channels = {m['channels']!r}: expected a list of distinct names "
+                             f"from {', '.join(MAP_CHANNELS)}")
+        m["channels"] = list(m["channels"])
+        o["local_map"] = m
+        return o
+
+    def terrain_config(self) -> dict:
+        """The terrain-generator config of the episode split (grid size from the batch's terrain)."""
+        o = self.options
+        return {**o["terrain"], **(o["splits"].get(o["split"]) or {}), **self._grid}
+
+    # --- binding to the batch ------------------------------------------------------------------------
+    def bind(self, randomizer, sim) -> None:
+        """Take the surface table, vehicle and grid of the batch (called once by ``RangerBatch``)."""
+        t = randomizer.config["terrain"]
+        self._grid = {"size_m": float(t["size_m"]), "cell_m": float(t["cell_m"])}
+        self.table = randomizer.table
+        self.params = randomizer.base_params
+        self.wheelbase_m = float(self.params.wheelbase_m)
+        self.grade_limits = grade_limit_table(np.array([self.params]), self.table.records)
+        shape = sim.terrain.shape
+        self.traction = np.zeros((self.n, *shape), dtype=np.float64)
+        self.no_go = np.zeros((self.n, *shape), dtype=np.uint8)
+        self.terrain_config_resolved = resolve_config(self.terrain_config())
+        self.sim = sim
+
+    # --- episode draw --------------------------------------------------------------------------------
+    def draw(self, i: int, rng: np.random.Generator) -> tuple[float, float, float]:
+        """Draw vehicle ``i``'s terrain, start and goal; returns the start pose (x, y, yaw)."""
+        seed = int(rng.integers(0, 2**63 - 1))
+        if self.options["split"] == "test":
+            seed = np.random.SeedSequence([seed, TEST_SALT])
+        ep = offroad_episode(seed, self.terrain_config_resolved, self.table, self.grade_limits)
+        self._terrains[i] = ep.terrain
+        lim = self.grade_limits[ep.terrain.surface_id, wetness_bin(ep.terrain.wetness), L_INDEX, AWD_INDEX]
+        self.traction[i] = lim
+        self.no_go[i] = ep.no_go
+        self.goal[i] = ep.goal_xy
+        self.start[i] = ep.start_xy
+        self.episode_summary[i] = {**ep.summary, "split": self.options["split"]}
+        return ep.start_xy[0], ep.start_xy[1], ep.start_yaw
+
+    def episode_terrain(self, i: int):
+        """The terrain drawn for vehicle ``i`` by the last ``draw`` (handed over once)."""
+        return self._terrains.pop(i, None)
+
+    # --- measurement ---------------------------------------------------------------------------------
+    def locate(self, x: np.ndarray, y: np.ndarray, rows: np.ndarray, restart: bool = False) -> None:
+        """Advance the stuck clocks of the vehicles in ``rows`` (``restart``: a new episode)."""
+        rows = np.asarray(rows, dtype=bool)
+        if restart:
+            self.anchor[rows, 0] = x[rows]
+            self.anchor[rows, 1] = y[rows]
+            self.anchor_step[rows] = 0
+            self.count[rows] = 0
+            self.stuck[rows] = False
+            return
+        self.count[rows] += 1
+        moved = rows & (np.hypot(x - self.anchor[:, 0], y - self.anchor[:, 1]) >= self.options["stuck_distance_m"])
+        self.anchor[moved, 0] = x[moved]
+        self.anchor[moved, 1] = y[moved]
+        self.anchor_step[moved] = self.count[moved]
+        self.stuck[rows] = (self.count - self.anchor_step)[rows] >= self.window_steps
+
+    def measure(self, x: np.ndarray, y: np.ndarray, yaw: np.ndarray, steps: np.ndarray) -> TaskFrame:
+        n = self.n
+        dx, dy = self.goal[:, 0] - x, self.goal[:, 1] - y
+        dist = np.hypot(dx, dy)
+        cy, sy = np.cos(yaw), np.sin(yaw)
+        bx, by = cy * dx + sy * dy, -sy * dx + cy * dy
+        bearing = np.arctan2(by, bx)
+        terrain = self.sim.terrain
+        hit_rear = np.empty(n, dtype=np.bool_)
+        hit_front = np.empty(n, dtype=np.bool_)
+        _cells(self.no_go, terrain.origin_xy_m, terrain.cell_m, x, y, hit_rear)
+        _cells(self.no_go, terrain.origin_xy_m, terrain.cell_m, x + self.wheelbase_m * cy, y + self.wheelbase_m * sy,
+               hit_front)
+        no_go = hit_rear | hit_front
+        reached = dist <= self.options["goal_radius_m"]
+        m = self.options["local_map"]
+        local = np.empty((n, *self.map_shape))
+        _fill_local_map(terrain.height_m, terrain.origin_xy_m, terrain.cell_m, self.traction, self.no_go,
+                        np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
+                        np.asarray(yaw, dtype=np.float64), self._channels, float(m["cell_m"]), int(m["rows"]),
+                        int(m["cols"]), float(self._front_m), local)
+        zeros = np.zeros(n)
+        return TaskFrame(
+            lateral_error_m=zeros, heading_error_rad=bearing, s_m=-dist, target_speed=np.zeros((n, 1)),
+            path_points=np.stack([bx, by], axis=1)[:, None, :], off_course=no_go, path_complete=reached,
+            flags={"goal_reached": reached, "no_go": no_go, "stuck": self.stuck.copy()},
+            goal=np.stack([dist, bearing], axis=1), local_map=local,
+        )
+
+    def ground_cause(self, i: int, x: float, y: float, yaw: float, pitch: float, gear: int, drive_mode: int,
+                     rolled: bool = False) -> int:
+        """The ground under vehicle ``i`` (module docstring): 1 soil, 2 grade, 3 neither."""
+        st = self.sim.terrain
+        arrays = (st.height_m, st.origin_xy_m, st.cell_m, i)
+        sid, wet = sample_surface_k(st.surface_id, st.wetness, st.origin_xy_m, st.cell_m, i, x, y)
+        b = int(wetness_bin(float(wet)))
+        r = L_INDEX if gear == GEAR_LOW else 0
+        limit = self.terrain_config_resolved["grade_margin"] * self.grade_limits[sid, b, r, int(drive_mode)]
+        if limit < SOIL_STALL_GRADE:
+            return 1
+        h0, dh_dx, dh_dy = sample_height_k(*arrays, x, y)
+        side = abs(-math.sin(yaw) * dh_dx + math.cos(yaw) * dh_dy)
+        steep = self.terrain_config_resolved["max_side_grade"]
+        if side > steep:  # across a slope steeper than routes allow
+            return 2
+        if rolled:  # a rollover among slopes steeper than routes allow (within 4 m)
+            for dx in (-4.0, 0.0, 4.0):
+                for dy in (-4.0, 0.0, 4.0):
+                    _h, gx, gy = sample_height_k(*arrays, x + dx, y + dy)
+                    if math.hypot(gx, gy) > steep:
+                        return 2
+        ahead = max((sample_height_k(*arrays, x + d * math.cos(yaw), y + d * math.sin(yaw))[0] - h0) / d
+                    for d in (1.0, 2.0, 3.0, 4.0))
+        grade = max(ahead, -math.tan(pitch))  # nose up is negative pitch
+        if grade > limit:
+            return 2
+        return 3
+
+    def path_world(self, i: int) -> np.ndarray:
+        """Start and goal of vehicle ``i`` as a (2, 2) array (for rendering)."""
+        return np.stack([self.start[i], self.goal[i]])
+
+    @property
+    def path_x(self) -> np.ndarray:
+        return np.stack([self.start[:, 0], self.goal[:, 0]], axis=1)
+
+    @property
+    def path_y(self) -> np.ndarray:
+        return np.stack([self.start[:, 1], self.goal[:, 1]], axis=1)

@@ -1,0 +1,225 @@
+"""The off-road navigation task (RangerOffroadNavigation-v0), its terrain generator and baselines, and the
+hill-climb id. Gymnasium's and stable-baselines3's check_env run over every registered id in test_envs.py
+(both new ids included)."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium
+import numpy as np
+import pytest
+
+import acres_gym  # noqa: F401
+from acres_gym.params import load_vehicle
+from acres_gym.terrain import Terrain, default_surfaces
+from acres_gym.terrain.offroad import offroad_episode, resolve_config, route, route_grid
+from acres_gym.terrain.trafficability import grade_limit_table
+
+NAV = "acres_gym/RangerOffroadNavigation-v0"
+SMALL = {"randomization": {"terrain": {"size_m": 200.0}}, "task_options": {"terrain": {"goal_distance_m": [60, 100]}}}
+
+
+def make(**kwargs):
+    return gymnasium.make(NAV, **kwargs).unwrapped
+
+
+@pytest.fixture(scope="module")
+def limits():
+    table = default_surfaces()
+    return table, grade_limit_table(np.array([load_vehicle("polaris_ranger_crew_xp1000")]), table.records)
+
+
+def test_registered_steps_follow_the_config():
+    spec = gymnasium.spec(NAV)
+    env = make()
+    assert spec.max_episode_steps == env.max_episode_steps == round(env.config["max_episode_s"] * env.control_hz)
+    assert env.observation_space["local_map"].shape == (4, 16, 16)
+    assert env.observation_space["local_map"].dtype == np.float32
+    assert env.action_space.shape == (4,)
+
+
+def test_vector_vehicle_k_equals_single_env_seeded_seed_plus_k():
+    venv = gymnasium.make_vec(NAV, num_envs=3, vectorization_mode="vector_entry_point", config=SMALL)
+    obs_v, _ = venv.reset(seed=40)
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(-1, 1, (15, 3, 4)).astype(np.float32)
+    vec = [obs_v]
+    for a in actions:
+        vec.append(venv.step(a)[0])
+    for k in range(3):
+        env = make(config=SMALL)
+        obs, _ = env.reset(seed=40 + k)
+        single = [obs]
+        for a in actions:
+            single.append(env.step(a[k])[0])
+        for o_v, o_s in zip(vec, single, strict=True):
+            for key in o_s:
+                assert np.array_equal(o_v[key][k], o_s[key]), key
+
+
+def test_same_seed_same_episode_other_seed_other_terrain():
+    a, b, c = make(config=SMALL), make(config=SMALL), make(config=SMALL)
+    oa, ia = a.reset(seed=3)
+    ob, ib = b.reset(seed=3)
+    oc, ic = c.reset(seed=4)
+    assert np.array_equal(a.sim.terrain.height_m, b.sim.terrain.height_m)
+    assert np.array_equal(oa["local_map"], ob["local_map"]) and ia["episode_seed"] == ib["episode_seed"]
+    assert not np.array_equal(a.sim.terrain.height_m, c.sim.terrain.height_m)
+    assert not np.array_equal(a.task.goal, c.task.goal)
+    for _ in range(20):
+        ra = a.step(np.array([0.1, 0.3, 1.0, 1.0], np.float32))
+        rb = b.step(np.array([0.1, 0.3, 1.0, 1.0], np.float32))
+        assert np.array_equal(ra[0]["local_map"], rb[0]["local_map"]) and ra[1] == rb[1]
+
+
+def test_test_split_draws_other_ground():
+    train, test = make(config=SMALL), make(config={**SMALL, "task_options": {**SMALL["task_options"], "split": "test"}})
+    train.reset(seed=7)
+    test.reset(seed=7)
+    assert not np.array_equal(train.sim.terrain.height_m, test.sim.terrain.height_m)
+    names = set(default_surfaces().names[i] for i in np.unique(test.sim.terrain.surface_id))
+    assert names <= set(test.task.terrain_config_resolved["surfaces"]) | set(
+        test.task.terrain_config_resolved["obstacle_surfaces"])
+
+
+def test_local_map_on_a_hand_built_terrain_at_two_headings(limits):
+    """A slope of 10 % rising along +x beyond x = 10 m, a snow patch over 4 < y < 10, a no-go rectangle
+    over -16 < x < -2, 12 < y < 22; the vehicle at the origin heading +x, then heading +y."""
+    table, lim = limits
+    env = make(config=SMALL)
+    env.reset(seed=0)
+    terrain0 = env.sim.terrain.terrain(0)
+    x, y = terrain0.x_m, terrain0.y_m
+    X, Y = np.meshgrid(x, y)
+    height = np.where(X > 10.0, 0.1 * (X - 10.0), 0.0)
+    sid = np.full(X.shape, table.surface_id("grass"), dtype=np.int32)
+    snow = (Y > 4.0) & (Y < 10.0)
+    sid[snow] = table.surface_id("snow")
+    no_go = (X > -16.0) & (X < -2.0) & (Y > 12.0) & (Y < 22.0)
+    terrain = Terrain(height, sid, np.zeros(X.shape), terrain0.origin_x_m, terrain0.origin_y_m, terrain0.cell_m,
+                      table=terrain0.table)
+    env.sim.terrain.replace(0, terrain)
+    t = env.task
+    t.traction[0] = lim[sid, 0, 1, 2]
+    t.no_go[0] = no_go
+    m = t.options["local_map"]
+    grass_l, snow_l = lim[table.surface_id("grass"), 0, 1, 2], lim[table.surface_id("snow"), 0, 1, 2]
+
+    def world(r, q, yaw):  # the world point of map cell (r, q) for a vehicle at the origin
+        fwd = m["rows"] * m["cell_m"] - m["behind_m"] - (r + 0.5) * m["cell_m"]
+        left = (0.5 * m["cols"] - q - 0.5) * m["cell_m"]
+        return fwd * math.cos(yaw) - left * math.sin(yaw), fwd * math.sin(yaw) + left * math.cos(yaw)
+
+    for yaw in (0.0, math.pi / 2):
+        frame = t.measure(np.zeros(1), np.zeros(1), np.array([yaw]), np.zeros(1, dtype=np.int64))
+        local = frame.local_map[0]
+        checked = {"slope": 0, "snow": 0, "no_go": 0}
+        for r in range(m["rows"]):
+            for q in range(m["cols"]):
+                wx, wy = world(r, q, yaw)
+                near_edge = min(abs(wx - 10.0), abs(wy - 4.0), abs(wy - 10.0), abs(wx + 16.0), abs(wx + 2.0),
+                                abs(wy - 12.0), abs(wy - 22.0)) < 2.5  # within a terrain cell (2 m) of a boundary
+                if near_edge:
+                    continue
+                expected_h = 0.1 * (wx - 10.0) if wx > 10.0 else 0.0
+                assert local[0, r, q] == pytest.approx(expected_h, abs=1e-9)
+                # grade along the heading: 0.1 x cos(angle between heading and +x)
+                expected_g = 0.1 * math.cos(yaw) if wx > 10.0 else 0.0
+                assert local[1, r, q] == pytest.approx(expected_g, abs=1e-9)
+                in_snow = 4.0 < wy < 10.0
+                assert local[2, r, q] == pytest.approx(snow_l if in_snow else grass_l)
+                inside = -16.0 < wx < -2.0 and 12.0 < wy < 22.0
+                assert local[3, r, q] == (1.0 if inside else 0.0)
+                checked["slope"] += wx > 10.0
+                checked["snow"] += in_snow
+                checked["no_go"] += inside
+        assert min(checked.values()) > 0, checked  # every feature lies in the map at both headings
+    # heading +x: the slope is ahead (top rows), the snow to the left (left columns)
+    frame = t.measure(np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1, dtype=np.int64))
+    assert frame.local_map[0, 0, 0, m["cols"] // 2] > 1.0 and frame.local_map[0, 2, m["rows"] // 2, 4] == snow_l  # column 4: 7 m left
+
+
+def test_no_go_and_goal_end_the_episode():
+    env = make(config=SMALL)
+    env.reset(seed=1)
+    t = env.task
+    t.no_go[0][:] = 1  # every cell: the next step ends in a no-go area
+    _, reward, terminated, _, info = env.step(np.zeros(4, np.float32))
+    assert terminated and info["no_go"] and info["reward_terms"]["no_go"] == -10.0
+    env.reset(seed=1)
+    f = env._batch.frame
+    t.goal[0] = (f.axle_x_m[0] + 1.0, f.axle_y_m[0])
+    _, reward, terminated, _, info = env.step(np.zeros(4, np.float32))
+    assert terminated and info["goal_reached"] and info["reward_terms"]["goal"] == 20.0
+
+
+def test_stuck_after_15_s_without_a_metre():
+    env = make(config=SMALL)
+    env.reset(seed=2)
+    hold = np.array([0.0, -1.0, 1.0, 1.0], np.float32)  # ULC speed 0: the vehicle stands
+    for k in range(1, 151):
+        _, _, terminated, _, info = env.step(hold)
+        if terminated:
+            break
+    assert info["stuck"] and k == 150 and info["ground_cause"] in (1, 2, 3)
+
+
+def test_hill_climb_id_and_config_checks():
+    env = gymnasium.make("acres_gym/RangerHillClimb-v0").unwrapped
+    assert env.config["action_options"]["gear_axis"] is True and env.action_space.shape == (2,)
+    with pytest.raises(ValueError, match="action_options.*RangerHillClimb-v0"):
+        gymnasium.make("acres_gym/RangerSpeedTracking-v1", config="hill_climb")
+    with pytest.raises(ValueError, match="'task'"):
+        gymnasium.make("acres_gym/RangerSpeedTracking-v1", config={"task": "path_following"})
+    # a config under another id that keeps the spaces works
+    gymnasium.make("acres_gym/RangerSpeedTracking-v1", config={"max_episode_s": 10.0})
+
+
+def test_drive_axis_sets_the_awd_switch():
+    env = make(config=SMALL)
+    env.reset(seed=0)
+    for a, mode in ((-1.0, 0), (0.0, 1), (1.0, 2)):
+        env.step(np.array([0.0, 0.0, 1.0, a], np.float32))
+        assert int(env.sim.state.drive_mode[0]) == mode
+
+
+def test_generator_is_a_pure_function_of_its_seed_and_solvable(limits):
+    table, lim = limits
+    a = offroad_episode(11, {}, table, lim)
+    b = offroad_episode(11, {}, table, lim)
+    assert np.array_equal(a.terrain.height_m, b.terrain.height_m) and a.goal_xy == b.goal_xy
+    assert 80.0 <= math.dist(a.start_xy, a.goal_xy) <= 250.0
+    c = resolve_config({})
+    grid = route_grid(a.terrain, a.no_go, lim, c["route_cell_m"], c["no_go_clearance_m"])
+    found = route(grid, a.start_xy, a.goal_xy, c["grade_margin"], c["max_side_grade"])
+    assert found is not None and not grid.blocked[tuple(zip(*[grid.index(*p) for p in found.points[1:-1]]))].any()
+    with pytest.raises(ValueError, match="hill_height_m"):
+        offroad_episode(0, {"hill_height_m": [5, 1]}, table, lim)
+
+
+def test_redraw_share(limits):
+    """The share of drawn episodes the solvability check sends back (reported; the default config keeps
+    it small)."""
+    table, lim = limits
+    redraws = [offroad_episode(s, {}, table, lim).redraws for s in range(200)]
+    share = sum(redraws) / (sum(redraws) + 200)
+    print(f"redraw share over 200 episodes: {share:.3f} ({sum(redraws)} redraws)")
+    assert share < 0.5
+
+
+@pytest.mark.slow
+def test_planner_solves_and_straight_line_fails_for_ground_reasons():
+    from acres_gym.agents.evaluate import baseline_entry, compare
+
+    entries = {name: baseline_entry(name) for name in ("terrain_planner", "straight_line")}
+    results = compare(entries, NAV, episodes=200, seed=0, batch=50)
+    planner, straight = results["terrain_planner"]["mean"], results["straight_line"]["mean"]
+    print({k: round(planner[k], 3) for k in ("success", "no_go", "stuck")},
+          {k: round(straight[k], 3) for k in ("success", "no_go", "stuck")})
+    assert planner["success"] >= 0.95
+    assert straight["success"] <= 0.60
+    for row in results["straight_line"]["per_episode"]:
+        if not row["success"]:
+            assert row["no_go"] or row["ground_cause"] in (1, 2), {k: row[k] for k in (
+                "seed", "stuck", "off_terrain", "rolled_over", "ground_cause", "goal_distance_m", "episode_steps")}
