@@ -52,8 +52,15 @@ import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.agents import training
 from acres_gym.agents.evaluate import baseline_entry, evaluate, format_table
 from acres_gym.agents.sb3_models import algorithm_class, build_model
-from acres_gym.envs.config import (check_keys, dotted_overrides, load_config, merge_configs, plain, read_yaml,
-                                   strip_comments)
+from acres_gym.envs.config import (
+    check_keys,
+    dotted_overrides,
+    load_config,
+    merge_configs,
+    plain,
+    read_yaml,
+    strip_comments,
+)
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 from acres_gym.paths import config_path
 

@@ -4,14 +4,14 @@ Ids carry a version; a change of behaviour gets a new version instead of changin
 old id then raises Gymnasium's ``DeprecatedEnv`` naming the new one; the version history is in each task's
 docstring, ``acres_gym.envs.tasks``). Entry points are strings, so registering imports nothing from ``envs``:
 
-=================================== ====================================== =================================
-id                                  entry point                            vector entry point
-=================================== ====================================== =================================
-``acres_gym/RangerSpeedTracking-v1`` ``acres_gym.envs.tasks:RangerSpeedTracking``    ``acres_gym.envs.tasks:RangerSpeedTrackingVector``
-``acres_gym/RangerPathFollowing-v1`` ``acres_gym.envs.tasks:RangerPathFollowing``    ``acres_gym.envs.tasks:RangerPathFollowingVector``
-``acres_gym/RangerHillClimb-v0``     ``acres_gym.envs.tasks:RangerHillClimb``        ``acres_gym.envs.tasks:RangerHillClimbVector``
-``acres_gym/RangerOffroadNavigation-v0`` ``...:RangerOffroadNavigation``             ``...:RangerOffroadNavigationVector``
-=================================== ====================================== =================================
+========================================== ===================================================
+id                                         entry points (``acres_gym.envs.tasks:``, single / vector)
+========================================== ===================================================
+``acres_gym/RangerSpeedTracking-v1``       ``RangerSpeedTracking`` / ``RangerSpeedTrackingVector``
+``acres_gym/RangerPathFollowing-v1``       ``RangerPathFollowing`` / ``RangerPathFollowingVector``
+``acres_gym/RangerHillClimb-v0``           ``RangerHillClimb`` / ``RangerHillClimbVector``
+``acres_gym/RangerOffroadNavigation-v0``   ``RangerOffroadNavigation`` / ``RangerOffroadNavigationVector``
+========================================== ===================================================
 
 An id fixes its task, spaces and config: a config that changes the task kind (``task``) of an id is an
 error naming the key, and so is a task config that is another id's own (``config="hill_climb"``) when it

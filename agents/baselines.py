@@ -290,10 +290,12 @@ class TerrainPlanner:
     at ``speed_h_mps``, steps only L / AWD climbs at ``speed_l_mps``, grades within ``grade_margin`` of the
     climbable ones (the ULC launches with less than full throttle), no-go areas kept ``clearance_m`` away,
     at most ``lateral_accel_mps2`` in the turns;
-    the generator's own margins where these leave no route). Per segment it chooses the range and the drive mode: L where a step within ``preview_m`` needs
+    the generator's own margins where these leave no route). Per segment it chooses the range and the drive mode:
+    L where a step within ``preview_m`` needs
     it (the vehicle stops for the shift, which the DBW layer refuses while moving), back to H once
     ``release_m`` ahead needs no L (and L for ``release_m`` after a stall in H: slower than 0.2 m/s for
-    ``stall_s``, as a driver does when the ULC's launch torque in H is not enough; AWD then too); 2WD where the trafficability function says 2WD in that range climbs
+    ``stall_s``, as a driver does when the ULC's launch torque in H is not enough; AWD then too); 2WD where the
+    trafficability function says 2WD in that range climbs
     the next ``preview_m`` with the route's margin on ground where 2WD climbs at least
     ``two_wheel_min_grade``, else AWD. It slows for the turns within ``turn_preview_m``.
     """

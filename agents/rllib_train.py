@@ -37,8 +37,14 @@ import torch
 import yaml
 
 from acres_gym.agents.evaluate import baseline_entry, compare, format_table
-from acres_gym.agents.rllib import (DEFAULTS, is_rllib_checkpoint, ppo_config, register_rllib_envs,
-                                   rllib_policy_factory, start_ray)
+from acres_gym.agents.rllib import (
+    DEFAULTS,
+    is_rllib_checkpoint,
+    ppo_config,
+    register_rllib_envs,
+    rllib_policy_factory,
+    start_ray,
+)
 from acres_gym.envs.config import check_keys, dotted_overrides, load_config, merge_configs, plain, strip_comments
 
 

@@ -4,7 +4,8 @@
 from the ``algo``, ``algo_kwargs`` and ``policy_kwargs`` of a training config (``configs/train``).
 ``policy_kwargs.activation_fn`` may be a name (``tanh``, ``relu``, ``elu``, ``gelu``); ``net_arch`` a list
 or a dict as SB3 takes it; ``features_extractor_class`` a name of ``FEATURE_EXTRACTORS`` (``local_map_cnn``:
-a small CNN over the navigation task's ``local_map`` with an MLP over the rest). Unknown algorithms or SB3 arguments raise ``ValueError`` naming them.
+a small CNN over the navigation task's ``local_map`` with an MLP over the rest). Unknown algorithms or SB3
+arguments raise ``ValueError`` naming them.
 
 ``SB3Policy(model, normalizer)`` turns a trained model into ``action = policy(obs)`` (deterministic by
 default) for single or batched observations; ``normalizer`` is the ``VecNormalize`` the model was trained
@@ -110,7 +111,8 @@ def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = N
     if isinstance(pk.get("features_extractor_class"), str):
         name = pk["features_extractor_class"]
         if name not in FEATURE_EXTRACTORS:
-            raise ValueError(f"policy_kwargs.features_extractor_class = {name!r}; allowed: {', '.join(FEATURE_EXTRACTORS)}")
+            raise ValueError(f"policy_kwargs.features_extractor_class = {name!r}; "
+                             f"allowed: {', '.join(FEATURE_EXTRACTORS)}")
         pk["features_extractor_class"] = FEATURE_EXTRACTORS[name]()
     return cls(POLICY, venv, seed=seed, policy_kwargs=pk or None, tensorboard_log=tensorboard_log, device=device,
                verbose=verbose, **kwargs)

@@ -38,11 +38,12 @@ from typing import Any
 
 import numpy as np
 import torch
-from acres_gym.envs.config import plain
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
+
+from acres_gym.envs.config import plain
 
 TASK_METRICS = {"speed_tracking": "speed_rmse_mps", "path_following": "lateral_rmse_m"}
 METRIC_LABELS = {"speed_rmse_mps": "speed RMSE (m/s)", "lateral_rmse_m": "lateral RMSE (m)",

@@ -5,7 +5,8 @@
   ``acres_gym/RangerSpeedTracking-v1``, ``acres_gym/RangerPathFollowing-v1``) and their vector forms;
 - ``acres_gym.envs.vector_env.RangerVectorEnv``: N vehicles stepped by one simulator call;
 - ``acres_gym.envs.sb3.RangerSB3VecEnv``: the vector env as a stable-baselines3 ``VecEnv``;
-- ``acres_gym.envs.actions``, ``acres_gym.envs.observations``, ``acres_gym.envs.task_logic``, ``acres_gym.envs.rewards``, ``acres_gym.envs.randomization``:
+- ``acres_gym.envs.actions``, ``acres_gym.envs.observations``, ``acres_gym.envs.task_logic``,
+  ``acres_gym.envs.rewards``, ``acres_gym.envs.randomization``:
   action modes, observation items, task references, reward plug-ins, per-episode randomisation;
 - ``python -m acres_gym.envs.bench``: environment throughput.
 """

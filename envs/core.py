@@ -24,13 +24,13 @@ from numba import njit
 
 from acres_gym.constants import GEAR_HIGH, GEAR_NONE, PHYSICS_HZ
 from acres_gym.dbw.reports import report_table
-from acres_gym.sim import RangerSim
 from acres_gym.envs.actions import make_action_mode
 from acres_gym.envs.config import resolve_top_level
 from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
 from acres_gym.envs.randomization import Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
 from acres_gym.envs.task_logic import horizon_for_path_m, make_task
+from acres_gym.sim import RangerSim
 
 STREAMS = ("task", "terrain", "patches", "soil", "vehicle")
 TERRAIN_MARGIN_M = 2.0  # the rear-axle midpoint this close to the terrain's edge ends the episode (off_terrain)

@@ -32,7 +32,8 @@ stuck, off the terrain, rolled over or out of time): the ground where it ended w
 else the ground it crawled on most (slower than ``CRAWL_MPS`` after the first ``CRAWL_AFTER_S``), if it
 crawled:
 1 soil (the drivable grade of the surface under the vehicle in the range and drive mode engaged, the
-generator's ``grade_margin`` x the climbable one, is below 5 %), 2 grade (the steeper of the body's pitch and the terrain's grade over
+generator's ``grade_margin`` x the climbable one, is below 5 %), 2 grade (the steeper of the body's pitch and
+the terrain's grade over
 the next 4 m exceeds that figure, the slope across the heading exceeds the routes' ``max_side_grade``, or
 the vehicle rolled over within 4 m of a slope steeper than that), 3 neither; 0 otherwise.
 
@@ -51,12 +52,12 @@ import numpy as np
 from numba import njit
 
 from acres_gym.constants import GEAR_LOW
+from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
+from acres_gym.envs.task_logic import TaskFrame
 from acres_gym.terrain.offroad import DEFAULTS as TERRAIN_DEFAULTS
 from acres_gym.terrain.offroad import offroad_episode, resolve_config
 from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
 from acres_gym.terrain.trafficability import grade_limit_table, wetness_bin
-from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
-from acres_gym.envs.task_logic import TaskFrame
 
 MAP_CHANNELS = ("height", "grade", "traction", "no_go")
 MAP_DEFAULTS = {"cell_m": 2.0, "rows": 16, "cols": 16, "behind_m": 8.0, "channels": list(MAP_CHANNELS)}

@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from acres_gym.envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
 from acres_gym.model.soil_random import DEFAULT_SCALE, SOIL_KEYS, draw_soil, load_soils
 from acres_gym.params import finalize_parameters, load_vehicle, set_parameters
 from acres_gym.terrain import (
@@ -68,7 +69,6 @@ from acres_gym.terrain import (
     with_wetness,
 )
 from acres_gym.terrain.grid import MAX_GRID_POINTS
-from acres_gym.envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
 
 SOIL_SURFACE = "soil"
 SOIL_SLOT = "episode_soil_{}"

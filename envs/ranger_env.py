@@ -76,12 +76,32 @@ def check_id_config(default: str | None, config: Any, cfg: dict) -> None:
                                  f"{base.get(key)!r} -> {cfg.get(key)!r}); use {other}")
 
 
+def _action_options_for_mode(base: dict, user: dict, cfg: dict) -> Any:
+    """The action options of ``cfg``. When the user's config or keywords choose an action mode other than the
+    id's own, the id's own options that the chosen mode does not take (``ulc_speed_max_mps`` of a ULC mode
+    when the user drives pedals) are left out; every option the user gives is still checked by the mode."""
+    options = cfg.get("action_options")
+    mode = user.get("action_mode")
+    if not isinstance(options, dict) or mode is None or mode == base.get("action_mode"):
+        return options
+    from acres_gym.envs.actions import ACTION_MODES
+
+    if mode not in ACTION_MODES:
+        return options  # make_action_mode names the unknown mode
+    own = base.get("action_options") or {}
+    given = user.get("action_options") or {}
+    accepted = ACTION_MODES[mode].option_defaults
+    return {key: value for key, value in options.items() if key in given or key not in own or key in accepted}
+
+
 def build_config(default: str | None, config: Any, overrides: dict, render_mode: str | None) -> dict:
     """The task config of an environment: default, then ``config``, then keyword overrides (checked by
     ``check_id_config``)."""
-    cfg = load_config(default) if default else {}
-    cfg = merge_configs(cfg, load_config(config))
-    cfg = merge_configs(cfg, overrides)
+    base = load_config(default) if default else {}
+    user = merge_configs(load_config(config), overrides)
+    cfg = merge_configs(base, user)
+    if "action_options" in cfg:
+        cfg["action_options"] = _action_options_for_mode(base, user, cfg)
     check_id_config(default, config, cfg)
     if render_mode is not None:
         cfg["render_mode"] = render_mode

@@ -19,9 +19,9 @@ from acres_gym.constants import (
     ULC_ACCEL,
     ULC_VELOCITY,
 )
-from acres_gym.params import load_vehicle
 from acres_gym.envs.actions import ACTION_MODES, make_action_mode
 from acres_gym.envs.tasks import RangerPathFollowing
+from acres_gym.params import load_vehicle
 
 BOX_MODES = [name for name in ACTION_MODES if name != "dbw_command"]
 FLAT = {"randomization": {"terrain": {"kind": "flat", "surface": "dry_asphalt", "size_m": 200.0},

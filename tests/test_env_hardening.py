@@ -10,11 +10,11 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
-from acres_gym.envs.actions import ACTION_MODES, make_action_mode
 
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.constants import GEAR_HIGH, GEAR_LOW, PEDAL_PERCENT, STEER_ANGLE, ULC_VELOCITY
 from acres_gym.dbw.command import check_commands, make_commands
+from acres_gym.envs.actions import ACTION_MODES, make_action_mode
 from acres_gym.params import load_vehicle
 
 ENV_IDS = sorted(k for k in gymnasium.registry if k.startswith("acres_gym/"))
@@ -349,3 +349,16 @@ def test_the_terrain_grids_of_a_batch_are_bounded_together(monkeypatch):
                                          r"83333 points per vehicle"):
         gymnasium.make_vec("acres_gym/RangerSpeedTracking-v1", num_envs=12, vectorization_mode="vector_entry_point",
                            config=flat)
+
+
+def test_another_action_mode_drops_only_the_ids_own_options_it_does_not_take():
+    """The navigation id's ULC speed options belong to its own mode: choosing pedals leaves them out, but
+    an option the user gives that pedals do not take is still an error naming it."""
+    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v0", action_mode="steer_angle+pedals")
+    options = env.unwrapped.config["action_options"]
+    assert "ulc_speed_max_mps" not in options and options["gear_axis"] and options["drive_axis"]
+    assert env.action_space.shape == (5,)  # steering, throttle, brake, range, drive mode
+    env.close()
+    with pytest.raises(ValueError, match="unknown key 'ulc_speed_max_mps'"):
+        gymnasium.make("acres_gym/RangerOffroadNavigation-v0", action_mode="steer_angle+pedals",
+                       action_options={"ulc_speed_max_mps": 3.0})

@@ -72,7 +72,8 @@ def test_the_registry_holds_the_versioned_ids():
         env = make(env_id)
         # no TimeLimit from the registry: the env truncates by its config, and its spec says how long
         assert spec.max_episode_steps is None
-        assert env.spec.max_episode_steps == env.max_episode_steps == round(env.config["max_episode_s"] * env.control_hz)
+        steps = round(env.config["max_episode_s"] * env.control_hz)
+        assert env.spec.max_episode_steps == env.max_episode_steps == steps
     # a superseded version says which one replaced it
     with pytest.warns(DeprecationWarning, match="RangerSpeedTracking-v0 is out of date"), \
             pytest.raises(gymnasium.error.DeprecatedEnv, match="version v0 .* deprecated.*RangerSpeedTracking-v1"):

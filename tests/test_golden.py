@@ -115,7 +115,7 @@ def test_outputs_are_bit_identical_to_the_golden_record(tmp_path):
     assert got["replay"] == want["replay"]
     assert sorted(got["envs"]) == sorted(want["envs"]), "the registered ids changed: record the golden outputs"
     for env_id, digests in want["envs"].items():
-        first = next((k for k, (a, b) in enumerate(zip(got["envs"][env_id], digests)) if a != b), None)
+        first = next((k for k, (a, b) in enumerate(zip(got["envs"][env_id], digests, strict=False)) if a != b), None)
         assert first is None, (f"{env_id}: outputs differ from the golden record within steps "
                                f"{first * CHECKPOINT_EVERY + 1}..{(first + 1) * CHECKPOINT_EVERY}")
     assert got["validation"] == want["validation"]

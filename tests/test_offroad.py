@@ -137,7 +137,8 @@ def test_local_map_on_a_hand_built_terrain_at_two_headings(limits):
         assert min(checked.values()) > 0, checked  # every feature lies in the map at both headings
     # heading +x: the slope is ahead (top rows), the snow to the left (left columns)
     frame = t.measure(np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1, dtype=np.int64))
-    assert frame.local_map[0, 0, 0, m["cols"] // 2] > 1.0 and frame.local_map[0, 2, m["rows"] // 2, 4] == snow_l  # column 4: 7 m left
+    assert frame.local_map[0, 0, 0, m["cols"] // 2] > 1.0
+    assert frame.local_map[0, 2, m["rows"] // 2, 4] == snow_l  # column 4: 7 m left
 
 
 def test_no_go_and_goal_end_the_episode():
@@ -158,7 +159,7 @@ def test_stuck_after_15_s_without_a_metre():
     env = make(config=SMALL)
     env.reset(seed=2)
     hold = np.array([0.0, -1.0, 1.0, 1.0], np.float32)  # ULC speed 0: the vehicle stands
-    for k in range(1, 151):
+    for k in range(1, 151):  # noqa: B007  (k is read after the loop)
         _, _, terminated, _, info = env.step(hold)
         if terminated:
             break
@@ -193,7 +194,9 @@ def test_generator_is_a_pure_function_of_its_seed_and_solvable(limits):
     c = resolve_config({})
     grid = route_grid(a.terrain, a.no_go, lim, c["route_cell_m"], c["no_go_clearance_m"])
     found = route(grid, a.start_xy, a.goal_xy, c["grade_margin"], c["max_side_grade"])
-    assert found is not None and not grid.blocked[tuple(zip(*[grid.index(*p) for p in found.points[1:-1]]))].any()
+    assert found is not None
+    cells = tuple(zip(*[grid.index(*p) for p in found.points[1:-1]], strict=True))
+    assert not grid.blocked[cells].any()
     with pytest.raises(ValueError, match="hill_height_m"):
         offroad_episode(0, {"hill_height_m": [5, 1]}, table, lim)
 

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from acres_gym.paths import config_dir
-
-DEFAULT_CONFIG_DIR = config_dir()
 from acres_gym.replay import OUTPUT_COLUMNS, main, parse_commands, tick_at
 from acres_gym.terrain import slope, to_file
+
+DEFAULT_CONFIG_DIR = config_dir()
 
 REQUIRED_OUTPUT = (
     "time_s", "x_m", "y_m", "z_m", "roll_rad", "pitch_rad", "yaw_rad", "speed_mps", "yaw_rate_rad_s",

@@ -12,6 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from acres_gym.paths import config_path
 from acres_gym.terrain import (
     SURFACE_DTYPE,
     Terrain,
@@ -41,7 +42,6 @@ from acres_gym.terrain import (
     with_polygons,
     with_wetness,
 )
-from acres_gym.paths import config_path
 
 
 def py(f):

@@ -51,7 +51,7 @@ def test_small_batches_run_on_the_calling_thread_and_both_kernels_agree():
     assert not threading_layer.use_parallel(threading_layer.PARALLEL_MIN_VEHICLES - 1)
     n = threading_layer.PARALLEL_MIN_VEHICLES
     sims = [RangerSim(n) for _ in range(2)]
-    for sim, kernel in zip(sims, (run_ticks, run_ticks_serial)):
+    for sim, kernel in zip(sims, (run_ticks, run_ticks_serial), strict=True):
         sim.commands.driver_throttle_pct = np.linspace(0.0, 80.0, n)
         sim.commands.driver_steering_deg = np.linspace(-200.0, 200.0, n)
         kernel(sim.params, sim.state, sim.commands, 240, sim.terrain.height_m, sim.terrain.surface_id,

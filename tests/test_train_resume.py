@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from acres_gym.agents.training import beats
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,12 @@ from gymnasium.vector import AutoresetMode
 
 import acres_gym  # noqa: F401
 from acres_gym.envs.sb3 import RangerSB3VecEnv
-from acres_gym.envs.tasks import RangerPathFollowing, RangerPathFollowingVector, RangerSpeedTracking, RangerSpeedTrackingVector
+from acres_gym.envs.tasks import (
+    RangerPathFollowing,
+    RangerPathFollowingVector,
+    RangerSpeedTracking,
+    RangerSpeedTrackingVector,
+)
 from acres_gym.envs.vector_env import RangerVectorEnv
 
 SHORT = {"max_episode_s": 2.0,

@@ -15,8 +15,8 @@ import math
 from numba import njit, prange
 
 from acres_gym.constants import DIVERGED_BELOW_GROUND, DIVERGED_NON_FINITE, DT_S
-from acres_gym.model import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
 from acres_gym.dbw.step import step_dbw
+from acres_gym.model import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
 from acres_gym.model.chassis import flag_diverged, step_chassis
 from acres_gym.model.cvt import step_cvt
 from acres_gym.model.driveline import solve_driveline

@@ -52,7 +52,6 @@ import numpy as np
 from acres_gym import paths
 from acres_gym.terrain.surfaces_dtype import SURFACE_DTYPE
 
-
 HARD_FIELDS: tuple[str, ...] = (
     "mu_dry", "mu_wet", "film_loss", "film_speed_mps", "slip_stiffness_scale",
     "rolling_resistance_scale", "default_wetness",

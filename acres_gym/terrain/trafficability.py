@@ -24,7 +24,8 @@ of a formula:
   at most its F_max (beyond it the wheel locks and skids, as the front wheels do on snow in 2WD);
 - traction of the driven wheels: the friction circle ``tyre.saturation`` at the spring demand cap
   ``tyre.DEFLECTION_LIMIT`` x F_max (0.80 F_max on soil, 0.99 F_max on hard ground): what a spinning
-  tyre's spring delivers (its damper adds a little more at high slip speed, which this figure leaves out). Driven wheels: the rear two in Turf and 2WD
+  tyre's spring delivers (its damper adds a little more at high slip speed, which this figure leaves out).
+  Driven wheels: the rear two in Turf and 2WD
   (on uniform ground the open rear differential of Turf pulls as the locked one), all four in AWD (the
   front demand drive engages as soon as the rear wheels slip, as they do in a stall);
 - engine side: a hill start is limited by the centrifugal clutch, which carries what the engine makes at
