@@ -18,10 +18,12 @@
 - ``TrainClock``: training wall time, with the evaluations left out.
 - ``write_report``: ``report.json``, ``learning_curve.png``, ``evaluation.png`` and ``report.md``.
 
-The task metric (lower is better) is the speed RMSE for speed tracking and the lateral RMSE for path
-following (``TASK_METRICS``). A policy *beats* the baseline when its mean task metric over the evaluation
-episodes is lower, it fails in no larger share of them, and it covers at least ``MIN_DISTANCE_SHARE`` of the
-baseline's mean distance (a parked vehicle tracks a path well and a zero speed target perfectly).
+The task metric is the speed RMSE for speed tracking, the lateral RMSE for path following (lower is
+better) and the success rate (the goal reached) for off-road navigation (``TASK_METRICS``). A policy
+*beats* the baseline when its mean success rate over the evaluation episodes is higher, or, for the RMSE
+metrics, when its mean is lower, it fails in no larger share of the episodes, and it covers at least
+``MIN_DISTANCE_SHARE`` of the baseline's mean distance (a parked vehicle tracks a path well and a zero speed
+target perfectly).
 """
 
 from __future__ import annotations
@@ -45,10 +47,12 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from acres_gym.envs.config import plain
 
-TASK_METRICS = {"speed_tracking": "speed_rmse_mps", "path_following": "lateral_rmse_m"}
+TASK_METRICS = {"speed_tracking": "speed_rmse_mps", "path_following": "lateral_rmse_m",
+                "offroad_navigation": "success"}
+HIGHER_IS_BETTER = ("success",)
 METRIC_LABELS = {"speed_rmse_mps": "speed RMSE (m/s)", "lateral_rmse_m": "lateral RMSE (m)",
-                 "episode_return": "episode return"}
-FAILURES = ("rolled_over", "diverged", "off_course", "off_terrain")
+                 "success": "success rate", "episode_return": "episode return"}
+FAILURES = ("rolled_over", "diverged", "off_course", "off_terrain", "no_go", "stuck")
 MIN_DISTANCE_SHARE = 0.9
 STATE_VERSION = 1
 
@@ -58,12 +62,14 @@ class RunError(Exception):
 
 
 def task_metric(task_config: Mapping) -> str:
-    """The metric that says how well a task is done (lower is better)."""
+    """The metric that says how well a task is done (``HIGHER_IS_BETTER`` or lower is better)."""
     return TASK_METRICS.get(task_config.get("task"), "speed_rmse_mps")
 
 
 def beats(learned: Mapping[str, float], baseline: Mapping[str, float], metric: str) -> bool:
     """Whether evaluation means ``learned`` beat ``baseline`` (see the module docstring)."""
+    if metric in HIGHER_IS_BETTER:
+        return learned[metric] > baseline[metric]
     return (learned[metric] < baseline[metric] and learned["failed"] <= baseline["failed"]
             and learned["distance_m"] >= MIN_DISTANCE_SHARE * baseline["distance_m"])
 
@@ -121,7 +127,11 @@ def _finished_episodes(infos: list[dict]) -> list[dict[str, float]]:
         row.update({k: float(v) for k, v in m.items()})
         failed = any(m.get(k, 0.0) for k in FAILURES)
         row["failed"] = float(failed)
-        row["success"] = float(not failed and (bool(info.get("TimeLimit.truncated")) or bool(m.get("path_complete"))))
+        if "goal_reached" in m:  # a goal task succeeds by reaching it
+            row["success"] = float(m["goal_reached"])
+        else:
+            row["success"] = float(not failed and (bool(info.get("TimeLimit.truncated"))
+                                                   or bool(m.get("path_complete"))))
         rows.append(row)
     return rows
 
@@ -364,6 +374,9 @@ def plot_learning_curve(path: Path, history: Mapping, metric: str, baseline: Map
 
 COMPARED = (("episode_return", "return"), ("speed_rmse_mps", "speed RMSE (m/s)"),
             ("lateral_rmse_m", "lateral RMSE (m)"), ("fuel_g_per_km", "fuel (g/km)"), ("failed", "failed share"))
+COMPARED_NAVIGATION = (("episode_return", "return"), ("success", "success rate"),
+                       ("time_to_goal_s", "time to goal (s)"), ("fuel_used_g", "fuel (g)"), ("no_go", "no-go share"),
+                       ("stuck", "stuck share"))
 
 
 def plot_evaluation(path: Path, results: Mapping[str, Mapping], title: str) -> None:
@@ -373,9 +386,11 @@ def plot_evaluation(path: Path, results: Mapping[str, Mapping], title: str) -> N
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(COMPARED), figsize=(2.3 * len(COMPARED), 3.2))
     names = list(results)
-    for ax, (key, label) in zip(axes, COMPARED, strict=True):
+    compared = COMPARED_NAVIGATION if "success" in results[names[0]]["mean"] and "goal_distance_m" in \
+        results[names[0]]["mean"] else COMPARED
+    fig, axes = plt.subplots(1, len(compared), figsize=(2.3 * len(compared), 3.2))
+    for ax, (key, label) in zip(axes, compared, strict=True):
         for i, name in enumerate(names):
             per = [e[key] for e in results[name]["per_episode"] if math.isfinite(e[key])]
             ax.bar(i, results[name]["mean"][key], color=f"C{i}", alpha=0.5)

@@ -33,6 +33,7 @@ from acres_gym.envs.vector_env import RangerVectorEnv
 
 METRIC_KEYS = ("speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km", "distance_m", "fuel_used_g",
                "rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
+TASK_METRIC_KEYS = ("goal_reached", "no_go", "stuck")  # the navigation task's flags, where the task has them
 
 
 class RangerSB3VecEnv(VecEnv):
@@ -83,6 +84,7 @@ class RangerSB3VecEnv(VecEnv):
                 d["episode"] = {"r": float(final_info["episode_return"][i]),
                                 "l": int(final_info["episode_steps"][i]), "t": elapsed}
                 d["metrics"] = {k: final_info[k][i].item() for k in METRIC_KEYS}
+                d["metrics"].update({k: final_info[k][i].item() for k in TASK_METRIC_KEYS if k in final_info})
         return obs, rewards.astype(np.float32), dones, info_list
 
     def close(self) -> None:

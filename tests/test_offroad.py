@@ -31,9 +31,9 @@ def limits():
 
 
 def test_registered_steps_follow_the_config():
-    spec = gymnasium.spec(NAV)
+    assert gymnasium.spec(NAV).max_episode_steps is None  # registered without a TimeLimit: the config decides
     env = make()
-    assert spec.max_episode_steps == env.max_episode_steps == round(env.config["max_episode_s"] * env.control_hz)
+    assert env.spec.max_episode_steps == env.max_episode_steps == round(env.config["max_episode_s"] * env.control_hz)
     assert env.observation_space["local_map"].shape == (4, 16, 16)
     assert env.observation_space["local_map"].dtype == np.float32
     assert env.action_space.shape == (4,)
