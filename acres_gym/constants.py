@@ -35,10 +35,9 @@ GEAR_REJECT_VEHICLE = 7
 DIVERGED_NONE = 0
 DIVERGED_NON_FINITE = 1  # a non-finite engine or wheel speed
 DIVERGED_SPEED = 2  # body speed or rotation rate beyond the model's bounds (chassis.DIVERGED_SPEED_MPS)
-DIVERGED_TYRE_BOTTOMED = 3  # a tyre deflected beyond its section height: the rim reached the ground
-DIVERGED_BELOW_GROUND = 4  # the centre of mass sank below the ground (the body itself has no contact)
+DIVERGED_BELOW_GROUND = 3  # the centre of mass sank below the ground (the body itself has no contact)
 DIVERGED_REASON_NAMES = {DIVERGED_NONE: "none", DIVERGED_NON_FINITE: "non-finite", DIVERGED_SPEED: "speed",
-                         DIVERGED_TYRE_BOTTOMED: "tyre bottomed out", DIVERGED_BELOW_GROUND: "below ground"}
+                         DIVERGED_BELOW_GROUND: "below ground"}
 
 # EUtvDriveMode: positions of the AWD switch.
 DRIVE_TURF = 0

@@ -475,7 +475,7 @@ def load_vehicle(name_or_path: str | PathLike, overrides: Mapping[str, Any] | No
 
 _FIELD_INDEX = {name: k for k, name in enumerate(PARAMS_DTYPE.names)}
 # The static deflection of the most loaded tyre may use at most this share of its section height (the
-# rim reaches the ground at the section height: the model flags a tyre deflected that far as bottomed out).
+# rim reaches the ground at the section height: the state's ``tyre_bottomed`` records a tyre deflected that far).
 STATIC_DEFLECTION_SHARE = 0.5
 
 

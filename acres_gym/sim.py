@@ -102,6 +102,7 @@ def _reset_one(p, s, x, y, z, qw, qx, qy, qz, terrain_index):
     s.rolled_over = False
     s.diverged = False
     s.diverged_reason = 0
+    s.tyre_bottomed = False
     for i in range(4):
         s.wheel_omega_rad_s[i] = 0.0
         s.road_wheel_angle_rad[i] = 0.0

@@ -24,7 +24,9 @@ CHASSIS_FIELDS = [
     ("terrain_index", i8),  # which terrain of the stack this vehicle drives on
     ("rolled_over", b1),  # body tilted beyond ROLLOVER_TILT_DEG
     ("diverged", b1),  # the model left its validity (diverged_reason says how); the vehicle is frozen
-    ("diverged_reason", i8),  # constants.DIVERGED_*: non-finite, speed, tyre bottomed out, below ground
+    ("diverged_reason", i8),  # constants.DIVERGED_*: non-finite, speed, below ground
+    ("tyre_bottomed", b1),  # a tyre deflected beyond its section height since the reset (a rim strike; the
+    #                         tyre force is extrapolated there): an event, the vehicle drives on
 ]
 
 WHEEL_FIELDS = [

@@ -30,8 +30,8 @@ from acres_gym.terrain.sampling import sample_height
 @njit(cache=True)
 def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
     """Advances one vehicle by one tick. A diverged vehicle stays frozen (``diverged_reason``: a
-    non-finite speed, a body speed or rotation beyond the bounds, a tyre bottomed out, or the centre of
-    mass below the ground)."""
+    non-finite speed, a body speed or rotation beyond the bounds, or the centre of mass below the
+    ground)."""
     if s.diverged:
         return
     step_dbw(dt, p, cmd, s, message_tick)

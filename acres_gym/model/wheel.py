@@ -2,7 +2,8 @@
 ``PrepareWheel`` / ``SettleWheels`` are this project's design).
 
 ``prepare_wheel``: ground probe, suspension and tyre load (a tyre deflected beyond its section height has
-bottomed out: the vehicle is flagged ``diverged``, and the rolling radius never falls below the rim's),
+bottomed out, a rim strike: the state's ``tyre_bottomed`` records it and the vehicle drives on, the tyre's
+linear force extrapolated; the rolling radius never falls below the rim's),
 the surface under the wheel, friction and tyre coefficients, brake and rolling-resistance torques, and the
 wheel's linearised spin model T_shaft(omega) = a + b omega + f sgn(omega) that the driveline solve needs
 (``acres_gym.model.driveline``).
@@ -14,9 +15,7 @@ import math
 
 from numba import njit
 
-from acres_gym.constants import DIVERGED_TYRE_BOTTOMED
 from acres_gym.model.brakes import brake_torque_nm
-from acres_gym.model.chassis import flag_diverged
 from acres_gym.model.curves import slip
 from acres_gym.model.soil import effective_shear_modulus, max_shear_force, tyre_on_soil
 from acres_gym.model.suspension import MIN_AXIS_COS, elastic_energy, probe_ground, spring_equilibrium
@@ -171,7 +170,7 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
         deflection = p.tyre_radius_m - (t - p.travel_m + compression) * cos_theta
         contact = deflection > 0.0
         if deflection > p.tyre_section_m:  # the rim reached the ground: outside the tyre model
-            flag_diverged(s, DIVERGED_TYRE_BOTTOMED)
+            s.tyre_bottomed = True
     if not contact:
         _no_contact(i, p, s, dt)
         s.elastic_energy_j[i] = elastic_energy(p, i, 0.0, 0.0)
