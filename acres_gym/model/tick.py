@@ -28,12 +28,14 @@ from acres_gym.terrain.sampling import sample_height
 
 
 @njit(cache=True)
-def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
-    """Advances one vehicle by one tick. A diverged vehicle stays frozen (``diverged_reason``: a
-    non-finite speed, a body speed or rotation beyond the bounds, a tyre bottomed out, or the centre of
-    mass below the ground)."""
+def step_vehicle(dt, p, cmd, s, message_tick, terrain):
+    """Advances one vehicle by one tick on ``terrain`` (``RangerSim.terrain_args``: heights, surface ids,
+    wetness, origins, cells of the K terrains and the surface table). A diverged vehicle stays frozen
+    (``diverged_reason``: a non-finite speed, a body speed or rotation beyond the bounds, a tyre bottomed out,
+    or the centre of mass below the ground)."""
     if s.diverged:
         return
+    height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces = terrain
     step_dbw(dt, p, cmd, s, message_tick)
     step_steering(dt, p, s)
     speed_mps = 0.5 * (s.wheel_omega_rad_s[2] * s.rolling_radius_m[2] + s.wheel_omega_rad_s[3] * s.rolling_radius_m[3])
@@ -43,9 +45,9 @@ def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, ori
     elastic_before = 0.0
     for i in range(4):
         elastic_before += s.elastic_energy_j[i]
+    ground = (height_m[k], surface_id[k], wetness[k], origin_xy_m[k, 0], origin_xy_m[k, 1], cell_m[k])
     for i in range(4):
-        prepare_wheel(dt, i, p, s, height_m[k], surface_id[k], wetness[k], origin_xy_m[k, 0], origin_xy_m[k, 1],
-                      cell_m[k], surfaces)
+        prepare_wheel(dt, i, p, s, ground, surfaces)
     solve_driveline(dt, p, s, cmd.carrier_drive_nm)
     contact_power = 0.0
     for i in range(4):
@@ -63,25 +65,22 @@ def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, ori
 
 
 @njit(cache=True)
-def advance(p, c, s, n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
+def advance(p, c, s, n_ticks, terrain):
     """Advances one vehicle by ``n_ticks`` holding its command (its messages count on the first tick)."""
     for t in range(n_ticks):
-        step_vehicle(DT_S, p, c, s, t == 0, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces)
+        step_vehicle(DT_S, p, c, s, t == 0, terrain)
 
 
 @njit(cache=True, parallel=True)
-def run_ticks(params, state, commands, n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
+def run_ticks(params, state, commands, n_ticks, terrain):
     """Advances every vehicle by ``n_ticks`` ticks of 1/120 s in one call, vehicles in parallel threads;
-    no Python per tick."""
+    no Python per tick. ``terrain`` is ``RangerSim.terrain_args``."""
     for v in prange(state.shape[0]):
-        advance(params[v], commands[v], state[v], n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m,
-                surfaces)
+        advance(params[v], commands[v], state[v], n_ticks, terrain)
 
 
 @njit(cache=True)
-def run_ticks_serial(params, state, commands, n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m,
-                     surfaces):
+def run_ticks_serial(params, state, commands, n_ticks, terrain):
     """``run_ticks`` on the calling thread (one vehicle: no idle worker threads)."""
     for v in range(state.shape[0]):
-        advance(params[v], commands[v], state[v], n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m,
-                surfaces)
+        advance(params[v], commands[v], state[v], n_ticks, terrain)

@@ -134,8 +134,11 @@ def _no_contact(i, p, s, dt):
 
 
 @njit(cache=True)
-def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, origin_y, cell, surfaces):
-    """Contact phase of wheel ``i`` (seed ``PrepareUtvWheel``); writes the wheel's fields of ``s``."""
+def prepare_wheel(dt, i, p, s, ground, surfaces):
+    """Contact phase of wheel ``i`` (seed ``PrepareUtvWheel``) on ``ground`` (the vehicle's terrain: heights,
+    surface ids, wetness, origin x, origin y, cell) with the surface table ``surfaces``; writes the wheel's
+    fields of ``s``."""
+    height, surface_grid, wetness_grid, origin_x, origin_y, cell = ground
     q = s.orientation_wxyz
     ux, uy, uz = rotate(q, 0.0, 0.0, 1.0)
     rx, ry, rz = rotate(q, p.hardpoint_x_m[i], p.hardpoint_y_m[i], p.hardpoint_z_m[i])
