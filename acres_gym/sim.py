@@ -35,7 +35,7 @@ from acres_gym.model.tick import run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
 from acres_gym.schema import PARAMS_DTYPE
-from acres_gym.state import STATE_DTYPE, STATE_TEMPLATE, make_state
+from acres_gym.state import STATE_DTYPE, STATE_TEMPLATE, make_scratch, make_state
 from acres_gym.terrain import Terrain, TerrainStack, flat
 from acres_gym.terrain.surfaces_dtype import SURFACE_RECORD_DTYPE
 
@@ -67,7 +67,7 @@ def _compile_kernels(sim: RangerSim) -> None:
         print("acres_gym: compiling the simulator kernels (first use; cached for later runs) ...", file=sys.stderr,
               flush=True)
     start = time.perf_counter()
-    args = (sim.params.copy(), sim.state.copy(), sim.commands.copy(), 0, sim.terrain_args)
+    args = (sim.params.copy(), sim.state.copy(), sim.work.copy(), sim.commands.copy(), 0, sim.terrain_args)
     run_ticks_serial(*args)
     run_ticks(*args)
     reset_vehicles(args[0], args[1], STATE_TEMPLATE, np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(),
@@ -188,6 +188,7 @@ class RangerSim:
         self._surfaces = np.zeros(len(table), SURFACE_RECORD_DTYPE).view(np.recarray)
         self._surfaces[:] = table
         self.state = make_state(self.n)
+        self.work = make_scratch(self.n)  # per-tick intermediates (state.SCRATCH_SPEC), not state
         self.commands = make_commands(self.n)
         self._pose = np.zeros((self.n, 7))
         self._terrain_index = np.zeros(self.n, dtype=np.int64)
@@ -234,7 +235,7 @@ class RangerSim:
                   and commands.shape == (self.n,)):
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
         kernel = run_ticks if use_parallel(self.n) else run_ticks_serial
-        kernel(self.params, self.state, commands, int(n_ticks), self.terrain_args)
+        kernel(self.params, self.state, self.work, commands, int(n_ticks), self.terrain_args)
 
     def run_seconds(self, seconds: float, commands=None) -> None:
         """Advances by ``seconds`` (rounded to whole ticks)."""

@@ -69,27 +69,7 @@ WHEEL_SPEC = _spec("wheel", [
     ("motion_resistance_n", f8, (4,), "N", 0, "compaction + hysteresis on soil, rolling resistance on hard ground"),
     ("gross_thrust_n", f8, (4,), "N", 0, "soil shear force of the patch (tyre_fx_n on soil)"),
     ("soil_compaction_n", f8, (4,), "N", 0, "compaction resistance of fresh soil (before the multi-pass credit)"),
-    # linearised wheel-spin model of this tick, T_shaft(w) = a + b w + f sgn(w) (driveline solve input)
-    ("wheel_lin_a_nm", f8, (4,), "N m", 0, ""),
-    ("wheel_lin_b_nm_s", f8, (4,), "N m s", 0, ""),
-    ("wheel_lin_fx0_n", f8, (4,), "N", 0, ""),
-    ("wheel_lin_dfx_n_s", f8, (4,), "N s", 0, ""),
-    ("wheel_free_omega_rad_s", f8, (4,), "rad/s", 0, ""),
-    ("wheel_end_omega_rad_s", f8, (4,), "rad/s", 0, "driveline solution (settle phase input)"),
-    ("wheel_end_shaft_nm", f8, (4,), "N m", 0, ""),
-    # tyre model coefficients of this tick (prepare phase -> settle phase)
-    ("tyre_dir_x", f8, (4, 3), "1", 0, "wheel heading in the ground plane, world frame"),
-    ("tyre_dir_y", f8, (4, 3), "1", 0, "ground normal x heading, world frame"),
-    ("tyre_decay_x", f8, (4,), "1", 0, ""),
-    ("tyre_gain_x_s", f8, (4,), "s", 0, ""),
-    ("tyre_stiffness_x_n_m", f8, (4,), "N/m", 0, ""),
-    ("tyre_damping_x_n_s_m", f8, (4,), "N s/m", 0, ""),
-    ("tyre_relax_x_per_s", f8, (4,), "1/s", 0, ""),
-    ("tyre_demand_y_n", f8, (4,), "N", 0, ""),
-    ("tyre_shape", i8, (4,), "enum", 0, ""),
     ("rolling_radius_m", f8, (4,), "m", P, ""),
-    ("friction_brake_share", f8, (4,), "1", 0, "share of resist_torque_nm that is brake (ledger split)"),
-    ("friction_soil_share", f8, (4,), "1", 0, "share that is soil compaction and carcass hysteresis"),
     ("elastic_energy_j", f8, (4,), "J", P, "spring, bump stop and tyre, relative to the static spring"),
 ])
 
@@ -147,16 +127,8 @@ LEDGER_SPEC = _spec("ledger", [
     ("e_stored_j", f8, (), "J", P, "stored energy now (kinetic, potential, spin, elastic)"),
 ])
 
-SCRATCH_SPEC = _spec("chassis", [
-    # per-tick intermediates of the chassis step
-    ("force_world_n", f8, (3,), "N", 0, ""),
-    ("torque_body_nm", f8, (3,), "N m", 0, ""),
-    ("chassis_work_j", f8, (), "J", 0, "work of the tyre forces on the chassis this tick (for the ledger)"),
-])
 
-
-STATE_SPEC: tuple[Field, ...] = (CHASSIS_SPEC + WHEEL_SPEC + POWERTRAIN_SPEC + LEDGER_SPEC + SCRATCH_SPEC
-                                 + DBW_STATE_SPEC)
+STATE_SPEC: tuple[Field, ...] = CHASSIS_SPEC + WHEEL_SPEC + POWERTRAIN_SPEC + LEDGER_SPEC + DBW_STATE_SPEC
 STATE_DTYPE = spec_dtype(STATE_SPEC)
 # One dtype object for every state array (numba looks array types up by their dtype object).
 STATE_RECORD_DTYPE = np.dtype((np.record, STATE_DTYPE))
@@ -167,3 +139,40 @@ STATE_TEMPLATE = make_template(STATE_SPEC, STATE_RECORD_DTYPE)
 def make_state(n: int) -> np.recarray:
     """N state records at their rest values (``RangerSim.reset`` then runs the parameter pass)."""
     return np.repeat(STATE_TEMPLATE, n).view(np.recarray)
+
+
+# Per-tick intermediates: written and read within one tick (one phase of the tick hands them to the next), so
+# they are not part of the vehicle's state. ``RangerSim.work`` holds one record per vehicle, allocated once.
+SCRATCH_SPEC = _spec("wheel", [
+    # linearised wheel-spin model of this tick, T_shaft(w) = a + b w + f sgn(w) (driveline solve input), the
+    # driveline's solution (settle phase input) and the tyre model coefficients (prepare -> settle phase)
+    ("wheel_lin_a_nm", f8, (4,), "N m", 0, ""),
+    ("wheel_lin_b_nm_s", f8, (4,), "N m s", 0, ""),
+    ("wheel_lin_fx0_n", f8, (4,), "N", 0, ""),
+    ("wheel_lin_dfx_n_s", f8, (4,), "N s", 0, ""),
+    ("wheel_free_omega_rad_s", f8, (4,), "rad/s", 0, ""),
+    ("wheel_end_omega_rad_s", f8, (4,), "rad/s", 0, "driveline solution (settle phase input)"),
+    ("wheel_end_shaft_nm", f8, (4,), "N m", 0, ""),
+    ("tyre_dir_x", f8, (4, 3), "1", 0, "wheel heading in the ground plane, world frame"),
+    ("tyre_dir_y", f8, (4, 3), "1", 0, "ground normal x heading, world frame"),
+    ("tyre_decay_x", f8, (4,), "1", 0, ""),
+    ("tyre_gain_x_s", f8, (4,), "s", 0, ""),
+    ("tyre_stiffness_x_n_m", f8, (4,), "N/m", 0, ""),
+    ("tyre_damping_x_n_s_m", f8, (4,), "N s/m", 0, ""),
+    ("tyre_relax_x_per_s", f8, (4,), "1/s", 0, ""),
+    ("tyre_demand_y_n", f8, (4,), "N", 0, ""),
+    ("tyre_shape", i8, (4,), "enum", 0, ""),
+    ("friction_brake_share", f8, (4,), "1", 0, "share of resist_torque_nm that is brake (ledger split)"),
+    ("friction_soil_share", f8, (4,), "1", 0, "share that is soil compaction and carcass hysteresis"),
+]) + _spec("chassis", [
+    ("force_world_n", f8, (3,), "N", 0, ""),
+    ("torque_body_nm", f8, (3,), "N m", 0, ""),
+    ("chassis_work_j", f8, (), "J", 0, "work of the tyre forces on the chassis this tick (for the ledger)"),
+])
+SCRATCH_DTYPE = spec_dtype(SCRATCH_SPEC)
+SCRATCH_RECORD_DTYPE = np.dtype((np.record, SCRATCH_DTYPE))
+
+
+def make_scratch(n: int) -> np.recarray:
+    """N zeroed per-tick work records (``SCRATCH_SPEC``), one per vehicle."""
+    return np.zeros(n, SCRATCH_RECORD_DTYPE).view(np.recarray)

@@ -31,20 +31,21 @@ from acres_gym.dbw.reports import (
 )
 from acres_gym.dbw.spec import DBW_STATE_SPEC
 from acres_gym.records import FROM_PARAMS, Field, make_template, spec_dtype, spec_table
-from acres_gym.replay import OUTPUT_COLUMNS, OUTPUT_SPEC
 from acres_gym.sim import RangerSim
 from acres_gym.state import (
     CHASSIS_SPEC,
     LEDGER_SPEC,
     POWERTRAIN_SPEC,
+    SCRATCH_DTYPE,
     SCRATCH_SPEC,
     STATE_DTYPE,
     STATE_SPEC,
     STATE_TEMPLATE,
     WHEEL_SPEC,
 )
+from acres_gym.tools.replay import OUTPUT_COLUMNS, OUTPUT_SPEC
 
-SUBSYSTEM_SPECS = (CHASSIS_SPEC, WHEEL_SPEC, POWERTRAIN_SPEC, LEDGER_SPEC, SCRATCH_SPEC, DBW_STATE_SPEC)
+SUBSYSTEM_SPECS = (CHASSIS_SPEC, WHEEL_SPEC, POWERTRAIN_SPEC, LEDGER_SPEC, DBW_STATE_SPEC)
 
 
 def test_every_state_field_is_in_exactly_one_spec_with_a_unit_and_an_owner():
@@ -56,6 +57,16 @@ def test_every_state_field_is_in_exactly_one_spec_with_a_unit_and_an_owner():
         assert f.unit and f.owner, f.name
     for f in STATE_SPEC:
         assert STATE_DTYPE[f.name].base == np.dtype(f.dtype) and STATE_DTYPE[f.name].shape == f.shape, f.name
+
+
+def test_per_tick_scratch_is_its_own_record_outside_the_state():
+    assert not set(SCRATCH_DTYPE.names) & set(STATE_DTYPE.names)
+    assert [f.name for f in SCRATCH_SPEC] == list(SCRATCH_DTYPE.names)
+    sim = RangerSim(3)
+    assert sim.work.shape == (3,) and sim.work.dtype == np.dtype((np.record, SCRATCH_DTYPE))
+    sim.commands.driver_throttle_pct = 30.0
+    sim.step(12)
+    assert np.all(sim.work.tyre_stiffness_x_n_m > 0.0)  # the tick wrote its intermediates there
 
 
 def test_spec_dtype_rejects_a_repeated_name_and_the_template_holds_rest_values():

@@ -138,7 +138,7 @@ def time_optimal_step(x, v, target, v_max, a_max, dt):
 
 
 @njit(cache=True)
-def step_steering(dt, p, cmd, s, engaged_now):
+def step_steering_actuator(dt, p, cmd, s, engaged_now):
     """Advance the steering actuator by one tick (see the module docstring)."""
     m = s.msg[MSG_STEER]  # the last valid message
     old = s.steering_wheel_deg

@@ -21,12 +21,12 @@ from __future__ import annotations
 from numba import njit
 
 from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TURF
-from acres_gym.dbw.brake import brake_output_bar, step_brake
+from acres_gym.dbw.brake_pressure import brake_output_bar, step_brake
 from acres_gym.dbw.delay import RING_TICKS
 from acres_gym.dbw.enables import accept_messages, age_messages, update_enables
 from acres_gym.dbw.gear import step_gear
 from acres_gym.dbw.speed import measure_speeds
-from acres_gym.dbw.steering import curvature_to_steering_wheel_deg, step_steering
+from acres_gym.dbw.steering import curvature_to_steering_wheel_deg, step_steering_actuator
 from acres_gym.dbw.throttle import step_throttle
 from acres_gym.dbw.ulc import step_ulc
 
@@ -47,7 +47,7 @@ def step_dbw(dt, p, cmd, s, message_tick):
     ulc_was_enabled = s.ulc_enabled
     update_enables(p, cmd, s)
     step_gear(dt, p, cmd, s, message_tick)
-    step_steering(dt, p, cmd, s, s.steer_enabled and not steer_was_enabled)
+    step_steering_actuator(dt, p, cmd, s, s.steer_enabled and not steer_was_enabled)
     step_ulc(dt, p, s, s.ulc_enabled and not ulc_was_enabled)
     step_throttle(dt, p, cmd, s)
     step_brake(dt, p, cmd, s)

@@ -1,4 +1,4 @@
-"""A scripted drive through the DBW layer: ``python -m acres_gym.demo`` (``make run``).
+"""A scripted drive through the DBW layer: ``python -m acres_gym.tools.demo`` (``make run``).
 
 One Ranger starts parked on generated rough grass (``rough``) with a dry sand patch painted across its
 path (``with_polygons``) and is driven the way an autonomy stack drives it, with DBW messages at 20 Hz

@@ -1,4 +1,4 @@
-"""Performance table of the simulator: ``python -m acres_gym.bench`` (``make bench``, ``acres-bench``).
+"""Performance table of the simulator: ``python -m acres_gym.tools.bench`` (``make bench``, ``acres-bench``).
 
 Every figure is measured in this process, on this machine:
 

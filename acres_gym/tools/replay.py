@@ -12,7 +12,7 @@ Usage::
 
     acres-replay configs/replay/example_commands.csv --out drive.csv --out-hz 20
     acres-replay log.csv --surface grass --slope-percent 8 --set dbw.bias.brake_bar=5 > drive.csv
-    python -m acres_gym.replay log.csv --terrain my_terrain.npz --duration 60 --out drive.csv
+    python -m acres_gym.tools.replay log.csv --terrain my_terrain.npz --duration 60 --out drive.csv
     acres-replay drive.mcap --out-bag drive_sim --storage mcap
 
 Input. The first line names the columns: ``time_s`` (s, required) and any of
@@ -697,8 +697,8 @@ __all__ = ["INPUT_COLUMNS", "MAX_DURATION_S", "OUTPUT_COLUMNS", "Message", "Repl
 
 
 if __name__ == "__main__":
-    # run the importable module's main, so that acres_gym.bags (which imports acres_gym.replay) and this
+    # run the importable module's main, so that acres_gym.bags (which imports acres_gym.tools.replay) and this
     # script share one ReplayInputError class
-    from acres_gym.replay import main as _main
+    from acres_gym.tools.replay import main as _main
 
     sys.exit(_main())
