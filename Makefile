@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m acres_gym.demo
+	$(PY) -m acres_gym.tools.demo
 	$(PY) -m acres_gym.agents.evaluate --episodes 3 --env acres_gym/RangerSpeedTracking-v1
 	$(PY) -m acres_gym.agents.evaluate --episodes 3 --env acres_gym/RangerPathFollowing-v1
 
@@ -30,11 +30,11 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
-	$(PY) -m acres_gym.bench
+	$(PY) -m acres_gym.tools.bench
 	$(PY) -m acres_gym.envs.bench --seconds 1
 
 validate: $(STAMP)
-	$(PY) -m acres_gym.validate
+	$(PY) -m acres_gym.tools.validate
 
 watch: $(STAMP)
 	$(PY) -m acres_gym.agents.watch
@@ -43,7 +43,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check acres_gym envs agents tests train.py
 
 clean-cache:
-	find acres_gym envs agents -name '*.nbi' -delete -o -name '*.nbc' -delete
+	find acres_gym envs agents tests -name '*.nbi' -delete -o -name '*.nbc' -delete
 
 clean: clean-cache
 	rm -rf $(VENV) build *.egg-info .pytest_cache

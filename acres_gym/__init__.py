@@ -2,7 +2,7 @@
 
 The simulator library: parameters (``load_vehicle``), terrain and soils (``acres_gym.terrain``), the
 batched jitted core (``RangerSim``), the DBW commands and reports (``acres_gym.dbw``), the seed's helpers
-(``torque``, ``slip``, ``ackermann``), the validation table (``python -m acres_gym.validate``), and the
+(``torque``, ``slip``, ``ackermann``), the validation table (``python -m acres_gym.tools.validate``), and the
 policy runtime for the vehicle (``acres_gym.deploy``: numpy and onnxruntime only).
 
 ``import acres_gym`` registers the Gymnasium ids and loads nothing else: the names below are imported on

@@ -1,7 +1,7 @@
 """ROS 2 bags of ``ds_dbw_msgs`` 2.x topics: commands in, reports out, read and written with ``rosbags``.
 
 A vehicle with a Dataspeed kit records its DBW traffic as ROS 2 bags (sqlite3 or MCAP storage). This
-module turns the command topics of such a bag into the timed messages ``acres_gym.replay`` runs on the
+module turns the command topics of such a bag into the timed messages ``acres_gym.tools.replay`` runs on the
 model, writes the model's reports back as a bag, and reads the recorded reports for calibration
 (``acres_gym.calibrate``). ROS itself is not needed: ``rosbags`` (the ``[ros]`` extra) reads and writes
 bags in pure Python.
@@ -17,7 +17,7 @@ older bags without definitions are decoded with the package's.
 Topics, under a namespace (default ``/vehicle``):
 
 =====================  ===========================  ====================================================
-topic                  type                         replayed as (``acres_gym.replay`` input columns)
+topic                  type                         replayed as (``acres_gym.tools.replay`` input columns)
 =====================  ===========================  ====================================================
 ``steering/cmd``       ds_dbw_msgs/SteeringCmd      steer_mode = cmd_type, steer_cmd = cmd, steer_rate =
                                                     cmd_rate, steer_accel = cmd_accel, steer_enable
@@ -70,7 +70,7 @@ from pathlib import Path
 import numpy as np
 
 from acres_gym.dbw.reports import REPORT_FIELDS
-from acres_gym.replay import INPUT_COLUMNS, SUBSYSTEMS, TIME_COLUMN, Message, ReplayInputError, _parse_cell
+from acres_gym.tools.replay import INPUT_COLUMNS, SUBSYSTEMS, TIME_COLUMN, Message, ReplayInputError, _parse_cell
 
 DEFAULT_NAMESPACE = "/vehicle"
 PACKAGE = "ds_dbw_msgs"
@@ -163,7 +163,7 @@ def typestore():
 
 @dataclass
 class BagCommands:
-    """The command messages of a bag, ready for ``acres_gym.replay.replay``."""
+    """The command messages of a bag, ready for ``acres_gym.tools.replay.replay``."""
 
     messages: list[Message]
     start_ns: int  # log time of the bag's first message (time 0 of the replay)
@@ -469,7 +469,7 @@ def write_commands_csv(out, messages: Sequence[Message]) -> None:
 
 def to_csv_main(argv: list[str] | None = None) -> int:
     """``acres-bag-to-csv BAG [--out FILE] [--namespace NS]``: a bag's commands as a replay CSV log."""
-    from acres_gym.replay import write_output
+    from acres_gym.tools.replay import write_output
 
     parser = argparse.ArgumentParser(
         prog="acres-bag-to-csv",

@@ -2,7 +2,7 @@
 
 A log is a ROS 2 bag (sqlite3 or MCAP) holding both the ds_dbw_msgs commands the autonomy stack sent and
 the reports the vehicle published (``acres_gym.bags``: command and report topics under one namespace; a
-``rosbag2 record`` of ``/vehicle`` is one). The commands are replayed (``acres_gym.replay``) on many
+``rosbag2 record`` of ``/vehicle`` is one). The commands are replayed (``acres_gym.tools.replay``) on many
 candidate parameter sets at once: one ``RangerSim`` with N vehicles per generation, vehicle k holding
 candidate k. CMA-ES (the ``cma`` package, the ``[calibrate]`` extra) minimises the error below; the
 result is an overlay of the vehicle file (``load_vehicle(name, overlay=...)``, the environments'
@@ -72,7 +72,8 @@ from acres_gym.bags import DEFAULT_NAMESPACE, REPORT_TOPICS, read_bag_commands, 
 from acres_gym.constants import PHYSICS_HZ
 from acres_gym.dbw.reports import REPORT_FIELDS, REPORT_RESOLUTION, REPORT_ROW, report_table
 from acres_gym.params import finalize_parameters, load_vehicle, make_params_array, read_overlay, set_parameter
-from acres_gym.replay import (
+from acres_gym.schema import SCHEMA_BY_KEY
+from acres_gym.tools.replay import (
     MAX_DURATION_S,
     Message,
     ReplayInputError,
@@ -80,7 +81,6 @@ from acres_gym.replay import (
     replay,
     ticks_per_row,
 )
-from acres_gym.schema import SCHEMA_BY_KEY
 
 # Fitted report fields and their error scales (in the field's unit): the size of an error that counts 1.
 FIT_FIELDS: dict[str, tuple[float, str]] = {
@@ -603,8 +603,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        from acres_gym.replay import terrain_from_args
         from acres_gym.sim import DEFAULT_VEHICLE
+        from acres_gym.tools.replay import terrain_from_args
 
         if args.validate is None:
             if args.params is None or args.out is None:

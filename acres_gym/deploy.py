@@ -52,26 +52,18 @@ from acres_gym.constants import (
     ULC_ACCEL,
     ULC_VELOCITY,
 )
+from acres_gym.dbw.command import ARRIVAL_OF, MESSAGE_FIELDS
 from acres_gym.dbw.report_values import DERIVED
 
 MANIFEST_FORMAT = "acres_gym.policy/1"
 
-# ds_dbw command message (topic under the DBW namespace) -> {DbwCommand field: message field}; the
-# ``*_fresh`` field (message field None) says whether the message is sent at all.
+# ds_dbw command message (topic under the DBW namespace) -> {DbwCommand field: message field}, from the command
+# spec; the ``*_fresh`` field (message field None) says whether the message is sent at all.
+_COMMAND_TOPICS = {"SteeringCmd": "steering/cmd", "ThrottleCmd": "throttle/cmd", "BrakeCmd": "brake/cmd",
+                   "UlcCmd": "ulc/cmd", "GearCmd": "gear/cmd"}
 COMMAND_MESSAGES: dict[str, dict[str, str | None]] = {
-    "steering/cmd": {"steer_fresh": None, "steer_mode": "cmd_type", "steer_cmd": "cmd", "steer_rate_deg_s": "cmd_rate",
-                     "steer_accel_deg_s2": "cmd_accel", "steer_enable": "enable"},
-    "throttle/cmd": {"throttle_fresh": None, "throttle_mode": "cmd_type", "throttle_cmd": "cmd",
-                     "throttle_rate_inc_pct_s": "rate_inc", "throttle_rate_dec_pct_s": "rate_dec",
-                     "throttle_enable": "enable"},
-    "brake/cmd": {"brake_fresh": None, "brake_mode": "cmd_type", "brake_cmd": "cmd", "brake_rate_inc": "rate_inc",
-                  "brake_rate_dec": "rate_dec", "brake_enable": "enable"},
-    "ulc/cmd": {"ulc_fresh": None, "ulc_mode": "cmd_type", "ulc_cmd": "cmd", "ulc_limit_accel_mps2": "limit_accel",
-                "ulc_limit_decel_mps2": "limit_decel", "ulc_limit_jerk_throttle_mps3": "limit_jerk_throttle",
-                "ulc_limit_jerk_brake_mps3": "limit_jerk_brake", "ulc_enable": "enable",
-                "ulc_coast_decel": "coast_decel"},
-    "gear/cmd": {"gear_cmd": "cmd"},
-}
+    topic: {**({ARRIVAL_OF[message]: None} if message in ARRIVAL_OF else {}), **MESSAGE_FIELDS[message]}
+    for message, topic in _COMMAND_TOPICS.items()}
 
 # unit of a setpoint field by its message's cmd_type (ds_dbw_msgs)
 _SETPOINT_UNITS = {

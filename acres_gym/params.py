@@ -79,7 +79,6 @@ _CURVE_INDEX_RE = re.compile(r"^(engine\.torque_curve_(?:rpm|nm))\[(-?\d+)\]$")
 
 # Dotted-key prefix of the derived fields in parameter_table / params_to_dict.
 DERIVED_PREFIX = "derived."
-_DERIVED_UNITS = {name: unit for name, unit, _shape in DERIVED}
 
 _LEAF_KEYS = ("value", "unit", "source")
 _ALL_KEYS = tuple(p.key for p in SCHEMA) + (TORQUE_CURVE_RPM_KEY, TORQUE_CURVE_NM_KEY)

@@ -27,7 +27,7 @@ from numba import njit
 
 from acres_gym.constants import DT_S, PHYSICS_HZ
 from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
-from acres_gym.dbw.step import reset_dbw
+from acres_gym.dbw.step import reset_dbw_from_params
 from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
 from acres_gym.model.suspension import elastic_energy
 from acres_gym.model.threading_layer import use_parallel
@@ -35,7 +35,7 @@ from acres_gym.model.tick import run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
 from acres_gym.schema import PARAMS_DTYPE
-from acres_gym.state import STATE_DTYPE, make_state
+from acres_gym.state import STATE_DTYPE, STATE_TEMPLATE, make_scratch, make_state
 from acres_gym.terrain import Terrain, TerrainStack, flat
 from acres_gym.terrain.surfaces_dtype import SURFACE_RECORD_DTYPE
 
@@ -60,119 +60,58 @@ def _compile_kernels(sim: RangerSim) -> None:
     global _KERNELS_READY
     if _KERNELS_READY:
         return
-    kernels = (run_ticks_serial, run_ticks, _reset_batch)
+    kernels = (run_ticks_serial, run_ticks, reset_vehicles)
     compiling = not all(_kernel_cached(k) for k in kernels)
     quiet = os.environ.get(QUIET_ENV, "") not in ("", "0")
     if compiling and not quiet:
         print("acres_gym: compiling the simulator kernels (first use; cached for later runs) ...", file=sys.stderr,
               flush=True)
     start = time.perf_counter()
-    args = (sim.params.copy(), sim.state.copy(), sim.commands.copy(), 0, sim.terrain.height_m,
-            sim.terrain.surface_id, sim.terrain.wetness, sim.terrain.origin_xy_m, sim.terrain.cell_m, sim._surfaces)
+    args = (sim.params.copy(), sim.state.copy(), sim.work.copy(), sim.commands.copy(), 0, sim.terrain_args)
     run_ticks_serial(*args)
     run_ticks(*args)
-    _reset_batch(args[0], args[1], np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(), sim._terrain_index.copy())
+    reset_vehicles(args[0], args[1], STATE_TEMPLATE, np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(),
+                   sim._terrain_index.copy())
     if compiling and not quiet:
         print(f"acres_gym: kernels compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
     _KERNELS_READY = True
 
 
 @njit(cache=True)
-def _reset_one(p, s, x, y, z, qw, qx, qy, qz, terrain_index):
-    """Seed ``ResetUtv``: engine at idle, CVT at its initial ratio, gear and drive mode from the
-    parameters, wheels still, suspension at the static position, ledger cleared."""
-    for k in range(s.orientation_wxyz.shape[0]):
-        s.orientation_wxyz[k] = 0.0
-    s.orientation_wxyz[0] = qw
-    s.orientation_wxyz[1] = qx
-    s.orientation_wxyz[2] = qy
-    s.orientation_wxyz[3] = qz
-    s.position_m[0] = x
-    s.position_m[1] = y
-    s.position_m[2] = z
+def _reset_from_params(p, s, pose, terrain_index):
+    """The reset's parameter pass (seed ``ResetUtv``) over a state just copied from ``STATE_TEMPLATE``: the
+    fields whose rest value is ``FROM_PARAMS``. The body at ``pose`` (x, y, z, qw, qx, qy, qz), suspension
+    at full droop plus the static tyre deflection static_load / k_tyre, the engine at idle, the CVT at its
+    initial ratio, the fuel tank at its initial level, the DBW layer's gear, switch and pedals, and the
+    ledger's stored energy at reset."""
     for k in range(3):
-        s.velocity_mps[k] = 0.0
-        s.angular_velocity_rad_s[k] = 0.0
-        s.acceleration_mps2[k] = 0.0
-        s.force_world_n[k] = 0.0
-        s.torque_body_nm[k] = 0.0
-    s.time_s = 0.0
-    s.tick = 0
+        s.position_m[k] = pose[k]
+    for k in range(4):
+        s.orientation_wxyz[k] = pose[3 + k]
     s.terrain_index = terrain_index
-    s.rolled_over = False
-    s.diverged = False
-    s.diverged_reason = 0
-    s.tyre_bottomed = False
     for i in range(4):
-        s.wheel_omega_rad_s[i] = 0.0
-        s.road_wheel_angle_rad[i] = 0.0
         s.suspension_compression_m[i] = p.droop_m
-        s.suspension_rate_mps[i] = 0.0
         deflection = p.static_load_n[i] / p.tyre_vertical_stiffness_n_m
         s.tyre_deflection_m[i] = deflection
         s.normal_load_n[i] = p.static_load_n[i]
-        s.in_contact[i] = True
-        s.tyre_fx_n[i] = 0.0
-        s.tyre_fy_n[i] = 0.0
-        s.tyre_long_deflection_m[i] = 0.0
-        s.tyre_lat_deflection_m[i] = 0.0
-        s.wheel_long_speed_mps[i] = 0.0
-        s.wheel_lat_speed_mps[i] = 0.0
-        s.slip_ratio[i] = 0.0
-        s.slip_angle_rad[i] = 0.0
-        s.sinkage_m[i] = 0.0
-        s.motion_resistance_n[i] = 0.0
-        s.gross_thrust_n[i] = 0.0
-        s.shaft_torque_nm[i] = 0.0
         s.rolling_radius_m[i] = p.tyre_radius_m - deflection
         s.elastic_energy_j[i] = elastic_energy(p, i, p.droop_m, deflection)
-    s.road_wheel_rad = 0.0
     s.engine_rpm = p.idle_rpm
-    s.engine_request = 0.0
-    s.fuelled = False
-    s.pedal_input = 0.0
     s.cvt_ratio = p.cvt_initial_ratio
-    s.clutch_torque_nm = 0.0
-    s.belt_torque_nm = 0.0
-    s.clutch_slip_rad_s = 0.0
-    s.carrier_omega_rad_s = 0.0
-    s.carrier_torque_nm = 0.0
-    s.secondary_omega_rad_s = 0.0
-    s.front_engaged[0] = False
-    s.front_engaged[1] = False
-    s.front_ring_torque_nm = 0.0
-    s.adc_active = False
-    s.parked = False
-    s.park_torque_nm = 0.0
-    s.fuel_used_kg = 0.0
-    s.fuel_rate_g_s = 0.0
     s.fuel_remaining_l = p.fuel_initial_l
-    reset_dbw(p, s)
-    s.e_fuel_j = 0.0
-    s.e_thermal_j = 0.0
-    s.e_engine_friction_j = 0.0
-    s.e_pumping_j = 0.0
-    s.e_accessory_j = 0.0
-    s.e_clutch_slip_j = 0.0
-    s.e_belt_gear_j = 0.0
-    s.e_brake_j = 0.0
-    s.e_rolling_j = 0.0
-    s.e_soil_j = 0.0
-    s.e_tyre_slip_j = 0.0
-    s.e_damper_j = 0.0
-    s.e_aero_j = 0.0
-    s.e_park_j = 0.0
-    s.e_external_j = 0.0
+    reset_dbw_from_params(p, s)
     s.e_stored0_j = stored_energy(p, s)
     s.e_stored_j = s.e_stored0_j
 
 
 @njit(cache=True)
-def _reset_batch(params, state, mask, pose, terrain_index):
+def reset_vehicles(params, state, template, mask, pose, terrain_index):
+    """Resets the vehicles selected by ``mask``: a copy of ``template`` (``STATE_TEMPLATE``, every field at
+    its rest value) and the parameter pass (``_reset_from_params``)."""
     for v in range(state.shape[0]):
         if mask[v]:
-            _reset_one(params[v], state[v], pose[v, 0], pose[v, 1], pose[v, 2], pose[v, 3], pose[v, 4],
-                       pose[v, 5], pose[v, 6], terrain_index[v])
+            state[v] = template[0]
+            _reset_from_params(params[v], state[v], pose[v], terrain_index[v])
 
 
 @njit(cache=True)
@@ -249,6 +188,7 @@ class RangerSim:
         self._surfaces = np.zeros(len(table), SURFACE_RECORD_DTYPE).view(np.recarray)
         self._surfaces[:] = table
         self.state = make_state(self.n)
+        self.work = make_scratch(self.n)  # per-tick intermediates (state.SCRATCH_SPEC), not state
         self.commands = make_commands(self.n)
         self._pose = np.zeros((self.n, 7))
         self._terrain_index = np.zeros(self.n, dtype=np.int64)
@@ -278,7 +218,7 @@ class RangerSim:
             self._terrain_index[v] = tis[k]
         mask = np.zeros(self.n, dtype=np.bool_)
         mask[idx] = True
-        _reset_batch(self.params, self.state, mask, self._pose, self._terrain_index)
+        reset_vehicles(self.params, self.state, STATE_TEMPLATE, mask, self._pose, self._terrain_index)
         cmd = make_commands(1)[0]
         self.commands[idx] = cmd
         # the AWD switch stays where the vehicle's default puts it until a command moves it
@@ -295,15 +235,20 @@ class RangerSim:
                   and commands.shape == (self.n,)):
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
         kernel = run_ticks if use_parallel(self.n) else run_ticks_serial
-        kernel(self.params, self.state, commands, int(n_ticks), self.terrain.height_m,
-               self.terrain.surface_id, self.terrain.wetness, self.terrain.origin_xy_m,
-               self.terrain.cell_m, self._surfaces)
+        kernel(self.params, self.state, self.work, commands, int(n_ticks), self.terrain_args)
 
     def run_seconds(self, seconds: float, commands=None) -> None:
         """Advances by ``seconds`` (rounded to whole ticks)."""
         self.step(int(round(seconds * PHYSICS_HZ)), commands)
 
     # --- readable views --------------------------------------------------------------------------
+    @property
+    def terrain_args(self) -> tuple:
+        """The terrain as the kernels take it, one tuple: the stack's heights, surface ids, wetness, origins
+        and cells (leading axis: terrain index) and the live surface table."""
+        t = self.terrain
+        return (t.height_m, t.surface_id, t.wetness, t.origin_xy_m, t.cell_m, self._surfaces)
+
     @property
     def surface_records(self) -> np.recarray:
         """The live surface table the kernels read (rows of ``SURFACE_DTYPE``, row = surface id, in the

@@ -20,7 +20,7 @@ from acres_gym.bags import (  # noqa: E402
     write_command_bag,
 )
 from acres_gym.paths import config_dir  # noqa: E402
-from acres_gym.replay import main, read_commands  # noqa: E402
+from acres_gym.tools.replay import main, read_commands  # noqa: E402
 
 EXAMPLE = config_dir() / "replay" / "example_commands.csv"
 T0_NS = 1_700_000_000_123_000_000  # a wall-clock start, as a real recording has

@@ -15,12 +15,12 @@ def run_module(*args: str, timeout: float = 600.0) -> subprocess.CompletedProces
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
     path = tmp_path_factory.mktemp("bench") / "bench.json"
-    return run_module("acres_gym.bench", "--quick", "--json", str(path)), path
+    return run_module("acres_gym.tools.bench", "--quick", "--json", str(path)), path
 
 
 @pytest.fixture(scope="module")
 def demo():
-    return run_module("acres_gym.demo", "--seconds", "10")
+    return run_module("acres_gym.tools.demo", "--seconds", "10")
 
 
 def test_bench_quick_prints_the_table(bench):
@@ -56,7 +56,7 @@ def test_bench_json_holds_the_figures(bench):
 
 
 def test_bench_help():
-    result = run_module("acres_gym.bench", "--help", timeout=120.0)
+    result = run_module("acres_gym.tools.bench", "--help", timeout=120.0)
     assert result.returncode == 0
     assert "--quick" in result.stdout and "--json" in result.stdout
 
@@ -75,6 +75,6 @@ def test_demo_runs_and_prints_its_tables(demo):
 
 
 def test_demo_refuses_a_bad_duration():
-    result = run_module("acres_gym.demo", "--seconds", "-1", timeout=120.0)
+    result = run_module("acres_gym.tools.demo", "--seconds", "-1", timeout=120.0)
     assert result.returncode == 2
     assert "--seconds" in result.stderr

@@ -1,6 +1,6 @@
 """Unit tests of the drive-by-wire layer on its own (no vehicle): actuators, ULC, gear, reports.
 
-The state is a stand-alone record of ``DBW_STATE_FIELDS`` plus the two vehicle fields the layer reads
+The state is a stand-alone record of ``DBW_STATE_SPEC`` plus the two vehicle fields the layer reads
 (``time_s``, ``wheel_omega_rad_s``); the tests set the wheel spins to impose a measured speed and
 advance ``time_s`` themselves. Commands are sent once per control step of 6 ticks (20 Hz).
 """
@@ -44,14 +44,26 @@ from acres_gym.constants import (
     ULC_VELOCITY,
 )
 from acres_gym.dbw.command import COMMAND_DTYPE, check_commands, make_commands
+from acres_gym.dbw.delay import RING_TICKS, delay_line
 from acres_gym.dbw.reports import REPORT_RESOLUTION, dbw_reports, flatten_reports
-from acres_gym.dbw.state import DBW_STATE_FIELDS, RING_TICKS, delay_line
-from acres_gym.dbw.step import brake_output_bar, curvature_to_steering_wheel_deg, reset_dbw, step_dbw
+from acres_gym.dbw.spec import DBW_STATE_SPEC
+from acres_gym.dbw.step import brake_output_bar, curvature_to_steering_wheel_deg, reset_dbw_from_params, step_dbw
 from acres_gym.dbw.throttle import raw_to_pedal_pct
 from acres_gym.dbw.ulc import ULC_PEDAL_BRAKE, ULC_PEDAL_THROTTLE, ulc_limit, ulc_throttle_law_pct
+from acres_gym.records import Field, make_template, spec_dtype
 from acres_gym.schema import PARAMS_DTYPE, SCHEMA_BY_FIELD
 
-STATE_DTYPE = np.dtype(DBW_STATE_FIELDS + [("time_s", "f8"), ("wheel_omega_rad_s", "f8", (4,))])
+VEHICLE_FIELDS = (Field("time_s", np.float64, (), "s"), Field("wheel_omega_rad_s", np.float64, (4,), "rad/s"))
+STATE_DTYPE = spec_dtype(DBW_STATE_SPEC + VEHICLE_FIELDS)
+DBW_STATE_NAMES = [f.name for f in DBW_STATE_SPEC]
+TEMPLATE = make_template(DBW_STATE_SPEC + VEHICLE_FIELDS, np.dtype((np.record, STATE_DTYPE)))
+
+
+def reset_dbw(p, s):
+    """The vehicle reset restricted to the DBW fields: the template at rest, then the parameter pass."""
+    for name in DBW_STATE_NAMES:
+        s[name] = TEMPLATE[0][name]
+    reset_dbw_from_params(p, s)
 TICKS_PER_STEP = 6  # 20 Hz control
 JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0")
 
@@ -217,14 +229,14 @@ def test_fixture_values_within_schema_bounds():
 
 
 def test_state_fields_hold_the_vehicle_outputs():
-    names = [f[0] for f in DBW_STATE_FIELDS]
+    names = DBW_STATE_NAMES
     assert len(names) == len(set(names))
     for name in ("steering_wheel_deg", "throttle_pedal_pct", "brake_output_bar", "gear", "drive_mode"):
         assert name in names
     assert "time_s" not in names and "wheel_omega_rad_s" not in names
-    for field in DBW_STATE_FIELDS:
-        if len(field) == 3:
-            assert field[2] == (RING_TICKS,)
+    for field in DBW_STATE_SPEC:
+        if field.name.endswith("_ring"):
+            assert field.shape == (RING_TICKS,)
     assert RING_TICKS * DT_S > 0.5  # delays up to 0.5 s (the schema's limit) fit
 
 
@@ -820,9 +832,11 @@ def test_hardware_biases():
 
 
 def _assert_no_nan(s):
-    for name in DBW_STATE_FIELDS:
-        values = np.asarray(s[name[0]], dtype=float)
-        assert not np.any(np.isnan(values)), name[0]
+    for name in DBW_STATE_NAMES:
+        record = np.asarray(s[name])
+        for sub in record.dtype.names or (None,):  # the latched messages: each command field
+            values = np.asarray(record if sub is None else record[sub], dtype=float)
+            assert not np.any(np.isnan(values)), (name, sub)
 
 
 def test_nan_messages_are_ignored_and_flagged():
@@ -1002,7 +1016,7 @@ def run_scenario(steps: int) -> np.ndarray:
 
 @pytest.mark.skipif(not JIT, reason="numba JIT disabled")
 def test_step_dbw_compiles_and_a_10000_tick_loop_is_fast():
-    assert isinstance(step_dbw, Dispatcher) and isinstance(reset_dbw, Dispatcher)
+    assert isinstance(step_dbw, Dispatcher) and isinstance(reset_dbw_from_params, Dispatcher)
     p = make_params()
     s = np.zeros(1, STATE_DTYPE).view(np.recarray)
     c = make_commands(1)

@@ -26,11 +26,11 @@ from acres_gym.constants import (
     STEER_CURVATURE,
     STEER_YAW_RATE,
 )
-from acres_gym.dbw.drive import TICKS_PER_STEP, first_index, kinematic_deg
-from acres_gym.dbw.drive import DbwDrive as Drive
 from acres_gym.params import load_vehicle
 from acres_gym.sim import DEFAULT_VEHICLE
 from acres_gym.terrain import slope
+from acres_gym.tools.drive import TICKS_PER_STEP, first_index, kinematic_deg
+from acres_gym.tools.drive import DbwDrive as Drive
 
 # --------------------------------------------------------------------------- steering
 

@@ -45,10 +45,11 @@ def test_wheel_spin_model_inverses():
 @pytest.mark.parametrize("open_diff", [False, True])
 def test_wheel_side_rises_with_the_carrier_speed(driving_state, open_diff):
     s = driving_state.state[0]
+    w = driving_state.work[0]
     speeds = np.linspace(-80.0, 80.0, 641)
-    wheels = [rear_torque(s, c, 1.0, open_diff) + front_torque(s, c, 1.0, not open_diff, False) for c in speeds]
+    wheels = [rear_torque(s, w, c, 1.0, open_diff) + front_torque(s, w, c, 1.0, not open_diff, False) for c in speeds]
     assert np.all(np.diff(wheels) >= -1e-9)
-    assert rear_torque(s, 0.0, -1.0, open_diff) <= rear_torque(s, 0.0, 1.0, open_diff)
+    assert rear_torque(s, w, 0.0, -1.0, open_diff) <= rear_torque(s, w, 0.0, 1.0, open_diff)
 
 
 def test_engine_side_falls_with_the_carrier_speed(driving_state):
@@ -64,11 +65,12 @@ def test_engine_side_falls_with_the_carrier_speed(driving_state):
 def test_bisection_balances_the_two_sides(driving_state):
     sim = driving_state
     p, s = sim.params[0], sim.state[0]
+    w = sim.work[0]
     from acres_gym.model.cvt import gear_ratios
     reduction, _ = gear_ratios(p, GEAR_HIGH)
-    c = solve_carrier_speed(p, s, False, True, False, True, reduction, 120.0, 0.0, 0.0)
+    c = solve_carrier_speed(p, s, w, False, True, False, True, reduction, 120.0, 0.0, 0.0)
     assert c > 0.0
-    wheels = rear_torque(s, c, 1.0, False) + front_torque(s, c, 1.0, True, False)
+    wheels = rear_torque(s, w, c, 1.0, False) + front_torque(s, w, c, 1.0, True, False)
     engine = transmission_torque(p, s, c, True, reduction, 120.0, 0.0)
     scale = max(abs(wheels), 1.0)
     assert abs(wheels - engine) < 1e-6 * scale + 1e-3
@@ -76,10 +78,11 @@ def test_bisection_balances_the_two_sides(driving_state):
 
 def test_open_differential_splits_torque_equally(driving_state):
     s = driving_state.state[0]
+    w = driving_state.work[0]
     c = 20.0
-    t = open_diff_wheel_torque(s, c, 1.0)
-    left = spin_for_torque(s.wheel_lin_a_nm[2], s.wheel_lin_b_nm_s[2], s.resist_torque_nm[2], t)
-    right = spin_for_torque(s.wheel_lin_a_nm[3], s.wheel_lin_b_nm_s[3], s.resist_torque_nm[3], t)
+    t = open_diff_wheel_torque(s, w, c, 1.0)
+    left = spin_for_torque(w.wheel_lin_a_nm[2], w.wheel_lin_b_nm_s[2], s.resist_torque_nm[2], t)
+    right = spin_for_torque(w.wheel_lin_a_nm[3], w.wheel_lin_b_nm_s[3], s.resist_torque_nm[3], t)
     assert abs(0.5 * (left + right) - c) < 1e-6
 
 
@@ -119,7 +122,7 @@ def test_braked_stall_in_awd_books_the_hold_on_the_front_not_the_park_pawl(adc):
     carrier = s.shaft_torque_nm[2] + s.shaft_torque_nm[3] + s.front_ring_ratio * s.front_ring_torque_nm
     assert carrier == pytest.approx(s.carrier_torque_nm, rel=1e-9)
     # every held wheel within its friction band: |T - a| <= f
-    band = np.abs(s.shaft_torque_nm - s.wheel_lin_a_nm) - s.resist_torque_nm
+    band = np.abs(s.shaft_torque_nm - sim.work[0].wheel_lin_a_nm) - s.resist_torque_nm
     assert np.all(band <= 1e-9 * np.maximum(1.0, s.resist_torque_nm))
 
 

@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 
 import acres_gym  # noqa: F401  (registers the ids)
-from acres_gym import replay, validate
 from acres_gym.paths import config_path
+from acres_gym.tools import replay, validate
 
 GOLDEN = Path(__file__).parent / "golden" / "outputs.json"
 WRITE = os.environ.get("ACRES_GYM_WRITE_GOLDEN", "") not in ("", "0")

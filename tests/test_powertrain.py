@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-from acres_gym import scenarios
 from acres_gym.constants import (
     DRIVE_ALL_WHEEL,
     DRIVE_TURF,
@@ -21,6 +20,7 @@ from acres_gym.model.cvt import clutch_forward_capacity, ebs_capacity, shift_spe
 from acres_gym.model.engine import TOP_SPEED_GOVERNOR_BAND_MPS, engine_curves, step_engine, top_speed_governor
 from acres_gym.params import load_vehicle
 from acres_gym.sim import RangerSim
+from acres_gym.tools import scenarios
 
 
 @pytest.fixture(scope="module")

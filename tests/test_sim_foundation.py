@@ -8,12 +8,12 @@ import sys
 import numpy as np
 import pytest
 
-from acres_gym import scenarios
 from acres_gym.constants import DRIVE_TURF, DRIVE_TWO_WHEEL, GEAR_NEUTRAL, STANDARD_GRAVITY_MPS2
 from acres_gym.dbw.command import make_commands
 from acres_gym.sim import RangerSim
 from acres_gym.state import STATE_DTYPE
 from acres_gym.terrain import rough
+from acres_gym.tools import scenarios
 
 
 def test_static_loads_and_no_drift():

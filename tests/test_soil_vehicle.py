@@ -5,12 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from acres_gym import scenarios
 from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TWO_WHEEL, GEAR_HIGH
 from acres_gym.model.soil import drawbar_pull
 from acres_gym.params import load_vehicle
 from acres_gym.sim import RangerSim
 from acres_gym.terrain import flat, surface_row, with_patches
+from acres_gym.tools import scenarios
 
 
 @pytest.mark.parametrize("soil", ["dry_sand", "sandy_loam", "clayey_soil"])

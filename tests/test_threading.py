@@ -54,8 +54,7 @@ def test_small_batches_run_on_the_calling_thread_and_both_kernels_agree():
     for sim, kernel in zip(sims, (run_ticks, run_ticks_serial), strict=True):
         sim.commands.driver_throttle_pct = np.linspace(0.0, 80.0, n)
         sim.commands.driver_steering_deg = np.linspace(-200.0, 200.0, n)
-        kernel(sim.params, sim.state, sim.commands, 240, sim.terrain.height_m, sim.terrain.surface_id,
-               sim.terrain.wetness, sim.terrain.origin_xy_m, sim.terrain.cell_m, sim.surface_records)
+        kernel(sim.params, sim.state, sim.work, sim.commands, 240, sim.terrain_args)
     for field in ("position_m", "velocity_mps", "engine_rpm", "wheel_omega_rad_s", "fuel_used_kg"):
         np.testing.assert_array_equal(sims[0].state[field], sims[1].state[field])
     assert np.all(sims[0].state.position_m[1:, 0] > 0.0)                                 # they drove

@@ -4,7 +4,7 @@ import io
 import json
 from pathlib import Path
 
-from acres_gym import validate
+from acres_gym.tools import validate
 
 
 def test_table_rows_and_exit_status(tmp_path):

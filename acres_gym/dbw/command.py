@@ -1,8 +1,11 @@
 """``DbwCommand``: one control step's drive-by-wire commands and driver inputs (seed ``FDbwCommand``).
 
-Values are in ds_dbw_msgs units (deg, %, bar, m/s, m/s^2). A command record is held for the ticks of a
-control step; the ``*_fresh`` flags and ``gear_cmd`` mean "a message arrived" and act on the first tick
-of the step only (``RangerSim.step`` takes care of it). Rate and limit fields: 0 = the default,
+Each field is declared once in ``COMMAND_SPEC`` with its unit, rest value and ds_dbw message and field; the
+dtype, the neutral command (``make_commands``), the message table (``MESSAGE_FIELDS``) and the arrival flags
+derive from it. Values are in ds_dbw_msgs units (deg, %, bar, m/s, m/s^2). A command record is held for the
+ticks of a control step; the ``*_fresh`` flags (``mark_sent``) and ``gear_cmd`` mean "a message arrived": the
+DBW layer latches the messages once, at the start of the step, and the gear acts on its first tick
+(``clear_sent`` clears them after the step). Rate and limit fields: 0 = the default,
 ``inf`` = unlimited (ds_dbw_msgs convention).
 
 NaN is never a valid value. ``check_commands`` rejects a batch holding one (or an unknown mode) with an
@@ -33,64 +36,110 @@ from acres_gym.constants import (
     ULC_NONE,
     ULC_VELOCITY,
 )
+from acres_gym.records import Field, make_template, spec_dtype
 
-COMMAND_FIELDS = [
-    ("system_enable", np.bool_),  # dbw_enabled (/vehicle/enable)
-    # steering (SteeringCmd)
-    ("steer_mode", np.int64),  # STEER_* enum
-    ("steer_cmd", np.float64),  # deg | 1/m | rad/s | %
-    ("steer_rate_deg_s", np.float64),  # 0 = default, inf = unlimited
-    ("steer_accel_deg_s2", np.float64),
-    ("steer_enable", np.bool_),
-    ("steer_fresh", np.bool_),
-    # throttle (ThrottleCmd)
-    ("throttle_mode", np.int64),  # PEDAL_PERCENT | PEDAL_RAW
-    ("throttle_cmd", np.float64),  # %
-    ("throttle_rate_inc_pct_s", np.float64),
-    ("throttle_rate_dec_pct_s", np.float64),
-    ("throttle_enable", np.bool_),
-    ("throttle_fresh", np.bool_),
-    # brake (BrakeCmd)
-    ("brake_mode", np.int64),  # PEDAL_PERCENT | PEDAL_BRAKE_PRESSURE
-    ("brake_cmd", np.float64),  # % | bar
-    ("brake_rate_inc", np.float64),  # cmd unit per s
-    ("brake_rate_dec", np.float64),
-    ("brake_enable", np.bool_),
-    ("brake_fresh", np.bool_),
-    # gear (GearCmd, event based: GEAR_NONE = no message)
-    ("gear_cmd", np.int64),
-    # ULC (UlcCmd)
-    ("ulc_mode", np.int64),  # ULC_* enum
-    ("ulc_cmd", np.float64),  # m/s | m/s^2
-    ("ulc_limit_accel_mps2", np.float64),
-    ("ulc_limit_decel_mps2", np.float64),
-    ("ulc_limit_jerk_throttle_mps3", np.float64),
-    ("ulc_limit_jerk_brake_mps3", np.float64),
-    ("ulc_enable", np.bool_),
-    ("ulc_coast_decel", np.bool_),
-    ("ulc_fresh", np.bool_),
-    # driver inputs (act when a subsystem is not under DBW control)
-    ("driver_steers", np.bool_),
-    ("driver_steering_deg", np.float64),
-    ("driver_throttle_pct", np.float64),
-    ("driver_brake_bar", np.float64),
-    ("driver_gear", np.int64),  # gear lever, GEAR_NONE = leave as is
-    # AWD switch
-    ("drive_mode", np.int64),  # DRIVE_* enum
-    # external torque at the rear carrier (a dynamometer / test input), N m
-    ("carrier_drive_nm", np.float64),
-]
+f8, i8, b1 = np.float64, np.int64, np.bool_
 
-COMMAND_DTYPE = np.dtype(COMMAND_FIELDS)
+
+def _message(message: str, rows) -> tuple[Field, ...]:
+    """Command fields of one ds_dbw message from rows (field, dtype, unit, message field or None, doc); the
+    message field None marks the subsystem's "a message arrived" flag."""
+    return tuple(Field(name, dtype, (), unit, 0, "command", doc, message, msg_field)
+                 for name, dtype, unit, msg_field, doc in rows)
+
+
+# Every command field (``acres_gym.records.Field``) with its ds_dbw message and field; rest values are the
+# neutral command of ``make_commands`` (nothing under DBW control; the AWD switch on AWD).
+COMMAND_SPEC: tuple[Field, ...] = (
+    _message("Enable", [("system_enable", b1, "bool", "data", "dbw_enabled (/vehicle/enable)")])
+    + _message("SteeringCmd", [
+        ("steer_mode", i8, "enum", "cmd_type", "STEER_*"), ("steer_cmd", f8, "deg|1/m|rad/s|%", "cmd", "by mode"),
+        ("steer_rate_deg_s", f8, "deg/s", "cmd_rate", "0 = default, inf = unlimited"),
+        ("steer_accel_deg_s2", f8, "deg/s^2", "cmd_accel", "0 = default, inf = unlimited"),
+        ("steer_enable", b1, "bool", "enable", ""), ("steer_fresh", b1, "bool", None, "a message arrived")])
+    + _message("ThrottleCmd", [
+        ("throttle_mode", i8, "enum", "cmd_type", "PEDAL_PERCENT | PEDAL_RAW"),
+        ("throttle_cmd", f8, "%", "cmd", ""), ("throttle_rate_inc_pct_s", f8, "%/s", "rate_inc", ""),
+        ("throttle_rate_dec_pct_s", f8, "%/s", "rate_dec", ""), ("throttle_enable", b1, "bool", "enable", ""),
+        ("throttle_fresh", b1, "bool", None, "a message arrived")])
+    + _message("BrakeCmd", [
+        ("brake_mode", i8, "enum", "cmd_type", "PEDAL_PERCENT | PEDAL_BRAKE_PRESSURE"),
+        ("brake_cmd", f8, "%|bar", "cmd", "by mode"), ("brake_rate_inc", f8, "%/s|bar/s", "rate_inc", "cmd unit per s"),
+        ("brake_rate_dec", f8, "%/s|bar/s", "rate_dec", "cmd unit per s"), ("brake_enable", b1, "bool", "enable", ""),
+        ("brake_fresh", b1, "bool", None, "a message arrived")])
+    + _message("GearCmd", [("gear_cmd", i8, "enum", "cmd", "event based: GEAR_NONE = no message")])
+    + _message("UlcCmd", [
+        ("ulc_mode", i8, "enum", "cmd_type", "ULC_*"), ("ulc_cmd", f8, "m/s|m/s^2", "cmd", "by mode"),
+        ("ulc_limit_accel_mps2", f8, "m/s^2", "limit_accel", ""),
+        ("ulc_limit_decel_mps2", f8, "m/s^2", "limit_decel", ""),
+        ("ulc_limit_jerk_throttle_mps3", f8, "m/s^3", "limit_jerk_throttle", ""),
+        ("ulc_limit_jerk_brake_mps3", f8, "m/s^3", "limit_jerk_brake", ""),
+        ("ulc_enable", b1, "bool", "enable", ""), ("ulc_coast_decel", b1, "bool", "coast_decel", ""),
+        ("ulc_fresh", b1, "bool", None, "a message arrived")])
+    + (Field("driver_steers", b1, (), "bool", 0, "driver", "the driver holds the wheel"),
+       Field("driver_steering_deg", f8, (), "deg", 0, "driver", "the driver's wheel angle"),
+       Field("driver_throttle_pct", f8, (), "%", 0, "driver", "the driver's pedal"),
+       Field("driver_brake_bar", f8, (), "bar", 0, "driver", "the driver's line pressure"),
+       Field("driver_gear", i8, (), "enum", GEAR_NONE, "driver", "gear lever, GEAR_NONE = leave as is"),
+       Field("drive_mode", i8, (), "enum", DRIVE_ALL_WHEEL, "driver", "the AWD switch, DRIVE_*"),
+       Field("carrier_drive_nm", f8, (), "N m", 0, "test", "external torque at the rear carrier (a dynamometer)"))
+)
+COMMAND_DTYPE = spec_dtype(COMMAND_SPEC)
 # One dtype object for every command array (numba looks array types up by their dtype object).
 COMMAND_RECORD_DTYPE = np.dtype((np.record, COMMAND_DTYPE))
+COMMAND_TEMPLATE = make_template(COMMAND_SPEC, COMMAND_RECORD_DTYPE)
+
+# The subsystems whose last valid message the DBW layer latches (slot k of the state's ``msg``), and their
+# "a message arrived" flags; a gear command is an event (``gear_cmd`` other than GEAR_NONE).
+MESSAGE_SUBSYSTEMS = ("steer", "throttle", "brake", "ulc")
+MSG_STEER, MSG_THROTTLE, MSG_BRAKE, MSG_ULC = range(len(MESSAGE_SUBSYSTEMS))
+ARRIVAL_FIELDS: tuple[str, ...] = tuple(f.name for f in COMMAND_SPEC if f.message and f.msg_field is None)
+EVENT_FIELDS: tuple[str, ...] = ("gear_cmd",)
+MESSAGE_FIELDS: dict[str, dict[str, str]] = {}
+"""ds_dbw message -> {command field: message field} (arrival flags left out)."""
+for _f in COMMAND_SPEC:
+    if _f.message and _f.msg_field:
+        MESSAGE_FIELDS.setdefault(_f.message, {})[_f.name] = _f.msg_field
 
 
 def make_commands(n: int = 1) -> np.recarray:
-    """N neutral commands: nothing under DBW control, driver pedals released, AWD switch on AWD."""
-    cmd = np.zeros(n, COMMAND_RECORD_DTYPE).view(np.recarray)
-    cmd.drive_mode = DRIVE_ALL_WHEEL
-    return cmd
+    """N neutral commands (``COMMAND_TEMPLATE``): nothing under DBW control, driver pedals released, AWD switch
+    on AWD."""
+    return np.repeat(COMMAND_TEMPLATE, n).view(np.recarray)
+
+
+ARRIVAL_OF: dict[str, str] = {f.message: f.name for f in COMMAND_SPEC if f.message and f.msg_field is None}
+"""ds_dbw message -> its "a message arrived" flag (GearCmd has none: ``gear_cmd`` is itself the event)."""
+
+
+def send(cmd: np.ndarray, message: str, /, rows=slice(None), **fields) -> None:
+    """Writes one ds_dbw command ``message`` into the command record for ``rows``: ``fields`` by their message
+    field names (``send(cmd, "UlcCmd", cmd_type=ULC_VELOCITY, cmd=8.0, enable=True)``) and its "a message
+    arrived" flag."""
+    if message not in MESSAGE_FIELDS:
+        raise ValueError(f"send(): unknown message {message!r}; allowed: {sorted(MESSAGE_FIELDS)}")
+    field_of = {msg_field: name for name, msg_field in MESSAGE_FIELDS[message].items()}
+    unknown = sorted(set(fields) - set(field_of))
+    if unknown:
+        raise ValueError(f"send(): {message} has no field(s) {unknown}; allowed: {sorted(field_of)}")
+    for msg_field, value in fields.items():
+        cmd[field_of[msg_field]][rows] = value
+    if message in ARRIVAL_OF:
+        cmd[ARRIVAL_OF[message]][rows] = True
+
+
+def mark_sent(cmd: np.ndarray, subsystems, rows=slice(None)) -> None:
+    """Sets the "a message arrived" flag of each of ``subsystems`` (``MESSAGE_SUBSYSTEMS`` names) for ``rows``:
+    the DBW layer latches those messages at the start of the next ``RangerSim.step``."""
+    for name in subsystems:
+        cmd[f"{name}_fresh"][rows] = True
+
+
+def clear_sent(cmd: np.ndarray, rows=slice(None)) -> None:
+    """Clears every "a message arrived" flag and one-shot event (``ARRIVAL_FIELDS``, ``EVENT_FIELDS``) for
+    ``rows``, after the step that consumed them; the message contents stay (a held command)."""
+    for name in ARRIVAL_FIELDS + EVENT_FIELDS:
+        cmd[name][rows] = COMMAND_TEMPLATE[name][0]
 
 
 GEAR_CMD_MAX = 15  # ds_dbw Gear.CALIBRATE, the largest Gear value

@@ -1,8 +1,9 @@
 """Messages, timeouts, enables and preemption (seed ``StepDbw``: "timeouts and enables").
 
 A message arrives once per control step: on the step's first tick (``message_tick``) every subsystem
-whose ``*_fresh`` flag is set gets its message checked and latched into the state (``*_msg_*``); the
-other ticks of the step use the latched values. A message with a NaN value or an unknown ``cmd_type``
+whose ``*_fresh`` flag is set gets its message checked and latched whole into the state's slot for it
+(``s.msg[MSG_STEER]`` ...: the command record as it arrived); the subsystem reads its own fields there on
+every tick. A message with a NaN value or an unknown ``cmd_type``
 is invalid: it is ignored as a whole (the previous valid message stays in force until it times out)
 and ``*_msg_invalid`` is set until the next valid message. The Python-side check
 ``acres_gym.dbw.command.check_commands`` rejects such commands with an error before they get here.
@@ -37,6 +38,7 @@ from acres_gym.constants import (
     ULC_NONE,
     ULC_VELOCITY,
 )
+from acres_gym.dbw.command import MSG_BRAKE, MSG_STEER, MSG_THROTTLE, MSG_ULC
 
 AGE_TOLERANCE_S = 1e-9  # ages are sums of dt: a message exactly command_timeout_s old has timed out
 
@@ -91,59 +93,33 @@ def ulc_message_valid(cmd):
 
 
 @njit(cache=True)
+def _latch(fresh, valid, msg, slot, cmd, age_s, timeout, invalid):
+    """One subsystem's message: a fresh, valid one is latched whole into ``msg[slot]``; returns the
+    subsystem's new (age_s, timeout, invalid): (0, False, False) when latched, ``invalid`` True when a fresh
+    message was ignored, unchanged without a message."""
+    if not fresh:
+        return age_s, timeout, invalid
+    if not valid:
+        return age_s, timeout, True
+    msg[slot] = cmd
+    return 0.0, False, False
+
+
+@njit(cache=True)
 def accept_messages(cmd, s):
-    """Latch this control step's fresh, valid messages (call on the step's first tick only)."""
-    if cmd.steer_fresh:
-        if steer_message_valid(cmd):
-            s.steer_msg_mode = cmd.steer_mode
-            s.steer_msg_cmd = cmd.steer_cmd
-            s.steer_msg_rate_deg_s = cmd.steer_rate_deg_s
-            s.steer_msg_accel_deg_s2 = cmd.steer_accel_deg_s2
-            s.steer_msg_enable = cmd.steer_enable
-            s.steer_msg_invalid = False
-            s.steer_age_s = 0.0
-            s.steer_timeout = False
-        else:
-            s.steer_msg_invalid = True
-    if cmd.throttle_fresh:
-        if throttle_message_valid(cmd):
-            s.throttle_msg_mode = cmd.throttle_mode
-            s.throttle_msg_cmd = cmd.throttle_cmd
-            s.throttle_msg_rate_inc_pct_s = cmd.throttle_rate_inc_pct_s
-            s.throttle_msg_rate_dec_pct_s = cmd.throttle_rate_dec_pct_s
-            s.throttle_msg_enable = cmd.throttle_enable
-            s.throttle_msg_invalid = False
-            s.throttle_age_s = 0.0
-            s.throttle_timeout = False
-        else:
-            s.throttle_msg_invalid = True
-    if cmd.brake_fresh:
-        if brake_message_valid(cmd):
-            s.brake_msg_mode = cmd.brake_mode
-            s.brake_msg_cmd = cmd.brake_cmd
-            s.brake_msg_rate_inc = cmd.brake_rate_inc
-            s.brake_msg_rate_dec = cmd.brake_rate_dec
-            s.brake_msg_enable = cmd.brake_enable
-            s.brake_msg_invalid = False
-            s.brake_age_s = 0.0
-            s.brake_timeout = False
-        else:
-            s.brake_msg_invalid = True
-    if cmd.ulc_fresh:
-        if ulc_message_valid(cmd):
-            s.ulc_msg_mode = cmd.ulc_mode
-            s.ulc_msg_cmd = cmd.ulc_cmd
-            s.ulc_msg_limit_accel_mps2 = cmd.ulc_limit_accel_mps2
-            s.ulc_msg_limit_decel_mps2 = cmd.ulc_limit_decel_mps2
-            s.ulc_msg_limit_jerk_throttle_mps3 = cmd.ulc_limit_jerk_throttle_mps3
-            s.ulc_msg_limit_jerk_brake_mps3 = cmd.ulc_limit_jerk_brake_mps3
-            s.ulc_msg_enable = cmd.ulc_enable
-            s.ulc_msg_coast_decel = cmd.ulc_coast_decel
-            s.ulc_msg_invalid = False
-            s.ulc_age_s = 0.0
-            s.ulc_timeout = False
-        else:
-            s.ulc_msg_invalid = True
+    """Latch this control step's fresh, valid messages into the state's ``msg`` slots (call on the step's
+    first tick only)."""
+    s.steer_age_s, s.steer_timeout, s.steer_msg_invalid = _latch(
+        cmd.steer_fresh, steer_message_valid(cmd), s.msg, MSG_STEER, cmd, s.steer_age_s, s.steer_timeout,
+        s.steer_msg_invalid)
+    s.throttle_age_s, s.throttle_timeout, s.throttle_msg_invalid = _latch(
+        cmd.throttle_fresh, throttle_message_valid(cmd), s.msg, MSG_THROTTLE, cmd, s.throttle_age_s,
+        s.throttle_timeout, s.throttle_msg_invalid)
+    s.brake_age_s, s.brake_timeout, s.brake_msg_invalid = _latch(
+        cmd.brake_fresh, brake_message_valid(cmd), s.msg, MSG_BRAKE, cmd, s.brake_age_s, s.brake_timeout,
+        s.brake_msg_invalid)
+    s.ulc_age_s, s.ulc_timeout, s.ulc_msg_invalid = _latch(
+        cmd.ulc_fresh, ulc_message_valid(cmd), s.msg, MSG_ULC, cmd, s.ulc_age_s, s.ulc_timeout, s.ulc_msg_invalid)
 
 
 @njit(cache=True)
@@ -153,38 +129,35 @@ def message_current(age_s, timeout_s):
 
 
 @njit(cache=True)
+def _engagement(want, age_s, timeout_s, was_enabled, timeout):
+    """(enabled, timeout) of one subsystem this tick: enabled while wanted (the system and the latched message
+    enable it with a mode other than NONE) and its last valid message is current; the timeout flag is raised
+    when an enabled subsystem that is still wanted drops out because its message is no longer current."""
+    current = message_current(age_s, timeout_s)
+    return want and current, timeout or (was_enabled and want and not current)
+
+
+@njit(cache=True)
 def update_enables(p, cmd, s):
     """Enabled flags, timeouts and ULC preemption for this tick (see the module docstring)."""
     system = cmd.system_enable
     s.dbw_enabled = system
     timeout_s = p.command_timeout_s
-
-    want = system and s.steer_msg_enable and s.steer_msg_mode != STEER_NONE
-    on = want and message_current(s.steer_age_s, timeout_s)
-    if s.steer_enabled and want and not on:
-        s.steer_timeout = True
+    m = s.msg
+    on, s.steer_timeout = _engagement(system and m[MSG_STEER].steer_enable and m[MSG_STEER].steer_mode != STEER_NONE,
+                                      s.steer_age_s, timeout_s, s.steer_enabled, s.steer_timeout)
     s.steer_enabled = on
-
-    want = system and s.throttle_msg_enable and s.throttle_msg_mode != PEDAL_NONE
-    on = want and message_current(s.throttle_age_s, timeout_s)
-    if s.throttle_enabled and want and not on:
-        s.throttle_timeout = True
+    on, s.throttle_timeout = _engagement(
+        system and m[MSG_THROTTLE].throttle_enable and m[MSG_THROTTLE].throttle_mode != PEDAL_NONE,
+        s.throttle_age_s, timeout_s, s.throttle_enabled, s.throttle_timeout)
     s.throttle_enabled = on
-
-    want = system and s.brake_msg_enable and s.brake_msg_mode != PEDAL_NONE
-    on = want and message_current(s.brake_age_s, timeout_s)
-    if s.brake_enabled and want and not on:
-        s.brake_timeout = True
+    on, s.brake_timeout = _engagement(system and m[MSG_BRAKE].brake_enable and m[MSG_BRAKE].brake_mode != PEDAL_NONE,
+                                      s.brake_age_s, timeout_s, s.brake_enabled, s.brake_timeout)
     s.brake_enabled = on
-
-    want = system and s.ulc_msg_enable and s.ulc_msg_mode != ULC_NONE
-    current = message_current(s.ulc_age_s, timeout_s)
-    preempted = want and current and (s.throttle_enabled or s.brake_enabled)
-    on = want and current and not preempted
-    if s.ulc_enabled and want and not current:
-        s.ulc_timeout = True
-    s.ulc_preempted = preempted
-    s.ulc_enabled = on
+    on, s.ulc_timeout = _engagement(system and m[MSG_ULC].ulc_enable and m[MSG_ULC].ulc_mode != ULC_NONE,
+                                    s.ulc_age_s, timeout_s, s.ulc_enabled, s.ulc_timeout)
+    s.ulc_preempted = on and (s.throttle_enabled or s.brake_enabled)
+    s.ulc_enabled = on and not s.ulc_preempted
 
 
 @njit(cache=True)

@@ -27,15 +27,19 @@ The line pressure and pedal the vehicle uses are always in the state (``brake_ou
 ``throttle_pedal_pct``) for observers that need them without a command.
 
 Values travel over CAN at fixed resolutions (``reference/ds_dbw_msgs.md``), so the reports are rounded
-to them (``REPORT_RESOLUTION``): the steering wheel angle and its command to 0.1 deg, pedal percentages
-to 0.025 %, brake pressures to 0.05 bar, the ULC's speeds to 0.02 m/s and accelerations to 0.05 m/s^2,
+to them (each field's ``resolution`` in ``REPORT_SPEC``): the steering wheel angle and its command to 0.1 deg,
+pedal percentages to 0.025 %, brake pressures to 0.05 bar, the ULC's speeds to 0.02 m/s and accelerations to 0.05 m/s^2,
 the VehicleVelocity speeds to 0.01 km/h. Wheel speeds (no resolution given) and the steering limits
 stay exact. ``dbw_reports(..., exact=True)`` skips the rounding (the model's own values).
 
-``flatten_reports`` turns the nested dict into ``{"steering.steering_wheel_angle": array, ...}``.
+Each field is declared once in ``REPORT_SPEC`` (message, field, dtype, unit, resolution); the kernel
+writes the fields of a record by name, so the table's rows follow the spec whatever order the kernel
+writes in. ``flatten_reports`` turns the nested dict into ``{"steering.steering_wheel_angle": array, ...}``.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -47,65 +51,89 @@ from acres_gym.constants import (
     STEER_ANGLE,
     STEER_NONE,
     ULC_NONE,
+    WHEEL_FL,
+    WHEEL_FR,
     WHEEL_NAMES,
+    WHEEL_RL,
+    WHEEL_RR,
 )
+from acres_gym.dbw.command import MSG_STEER, MSG_ULC
 from acres_gym.dbw.enables import AGE_TOLERANCE_S
+from acres_gym.records import Field
 
 DIR_PRNDL = 1  # VehicleVelocity.dir_src: the sign comes from the gear
 
-# (message, field) -> CAN resolution in the field's unit (reference/ds_dbw_msgs.md: SteeringReport angle
-# 0.1 deg; ThrottleReport 0.025 %; BrakeReport 0.05 bar and 0.025 %; UlcReport vel 0.02 m/s, accel
-# 0.05 m/s^2; VehicleVelocity 0.01 km/h)
+# CAN resolutions in the field's unit (reference/ds_dbw_msgs.md: SteeringReport angle 0.1 deg; ThrottleReport
+# 0.025 %; BrakeReport 0.05 bar and 0.025 %; UlcReport vel 0.02 m/s, accel 0.05 m/s^2; VehicleVelocity 0.01 km/h)
 KMH = 1.0 / 3.6
-REPORT_RESOLUTION: dict[tuple[str, str], float] = {
-    ("steering", "steering_wheel_angle"): 0.1,
-    ("steering", "cmd"): 0.1,
-    **{("throttle", f): 0.025 for f in ("percent_input", "percent_cmd", "percent_output")},
-    **{("brake", f): 0.05 for f in ("pressure_input", "pressure_cmd", "pressure_output")},
-    **{("brake", f): 0.025 for f in ("percent_input", "percent_cmd", "percent_output")},
-    ("ulc", "vel_ref"): 0.02,
-    ("ulc", "vel_meas"): 0.02,
-    ("ulc", "accel_ref"): 0.05,
-    ("ulc", "accel_meas"): 0.05,
-    ("vehicle_velocity", "vehicle_velocity_brake"): 0.01 * KMH,
-    ("vehicle_velocity", "vehicle_velocity_propulsion"): 0.01 * KMH,
-}
+DEG, PCT, BAR, MPS, MPS2 = 0.1, 0.025, 0.05, 0.02, 0.05
+f8, i8, b1 = np.float64, np.int64, np.bool_
 
 
-# Every report field in message order: (message, field, kind: "f" float, "b" bool, "i" integer). The
-# kernel ``fill_report_table`` writes them in this order, one row each.
-REPORT_FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("steering", "steering_wheel_angle", "f"), ("steering", "cmd", "f"), ("steering", "cmd_type", "i"),
-    ("steering", "limiting_value", "b"), ("steering", "limiting_rate", "b"), ("steering", "ready", "b"),
-    ("steering", "enabled", "b"), ("steering", "override_active", "b"), ("steering", "timeout", "b"),
-    ("steering", "fault", "b"), ("steering", "limit_value", "f"), ("steering", "limit_rate", "f"),
-    ("steering", "cmd_src", "i"),
-    ("throttle", "cmd_type", "i"), ("throttle", "percent_input", "f"), ("throttle", "percent_cmd", "f"),
-    ("throttle", "percent_output", "f"), ("throttle", "ready", "b"), ("throttle", "enabled", "b"),
-    ("throttle", "override_active", "b"), ("throttle", "timeout", "b"), ("throttle", "fault", "b"),
-    ("throttle", "cmd_src", "i"),
-    ("brake", "cmd_type", "i"), ("brake", "pressure_input", "f"), ("brake", "pressure_cmd", "f"),
-    ("brake", "pressure_output", "f"), ("brake", "percent_input", "f"), ("brake", "percent_cmd", "f"),
-    ("brake", "percent_output", "f"), ("brake", "ready", "b"), ("brake", "enabled", "b"),
-    ("brake", "override_active", "b"), ("brake", "timeout", "b"), ("brake", "fault", "b"),
-    ("brake", "cmd_src", "i"),
-    ("gear", "gear", "i"), ("gear", "cmd", "i"), ("gear", "driver", "i"), ("gear", "reject", "i"),
-    ("gear", "ready", "b"),
-    ("ulc", "cmd_type", "i"), ("ulc", "vel_ref", "f"), ("ulc", "vel_meas", "f"), ("ulc", "accel_ref", "f"),
-    ("ulc", "accel_meas", "f"), ("ulc", "coast_decel", "b"), ("ulc", "ready", "b"), ("ulc", "enabled", "b"),
-    ("ulc", "override_active", "b"), ("ulc", "preempted", "b"), ("ulc", "timeout", "b"),
-    ("vehicle_velocity", "vehicle_velocity_brake", "f"), ("vehicle_velocity", "vehicle_velocity_propulsion", "f"),
-    ("vehicle_velocity", "dir_src", "i"),
-    *(("wheel_speeds", name, "f") for name in WHEEL_NAMES),
-    ("dbw_enabled", "data", "b"),
+def _message(message: str, rows) -> tuple[Field, ...]:
+    """Report fields of one message from rows (field, dtype, unit, CAN resolution or 0 = exact, doc)."""
+    return tuple(Field(f"{message}_{name}", dtype, (), unit, math.nan, "reports", doc, message, name, resolution)
+                 for name, dtype, unit, resolution, doc in rows)
+
+
+# Every report field in message order (``acres_gym.records.Field``; the record field is message_field, the
+# rest value NaN: a report has no value before it is filled). ``fill_reports`` writes them by name.
+REPORT_SPEC: tuple[Field, ...] = (
+    _message("steering", [
+        ("steering_wheel_angle", f8, "deg", DEG, "actual steering wheel angle"),
+        ("cmd", f8, "deg", DEG, "the reference; NaN when not enabled"),
+        ("cmd_type", i8, "enum", 0.0, "ANGLE with a current command, else NONE"),
+        ("limiting_value", b1, "bool", 0.0, "command clipped to its range or the lock"),
+        ("limiting_rate", b1, "bool", 0.0, "reference moving at its rate limits"),
+        ("ready", b1, "bool", 0.0, ""), ("enabled", b1, "bool", 0.0, ""),
+        ("override_active", b1, "bool", 0.0, ""), ("timeout", b1, "bool", 0.0, ""), ("fault", b1, "bool", 0.0, ""),
+        ("limit_value", f8, "deg", 0.0, "steer_lock_deg"), ("limit_rate", f8, "deg/s", 0.0, "steer_slew_deg_s"),
+        ("cmd_src", i8, "enum", 0.0, "CmdSrc")])
+    + _message("throttle", [
+        ("cmd_type", i8, "enum", 0.0, "PEDAL_*"), ("percent_input", f8, "%", PCT, "the driver's pedal"),
+        ("percent_cmd", f8, "%", PCT, "after the rate limits"), ("percent_output", f8, "%", PCT, "the pedal"),
+        ("ready", b1, "bool", 0.0, ""), ("enabled", b1, "bool", 0.0, ""), ("override_active", b1, "bool", 0.0, ""),
+        ("timeout", b1, "bool", 0.0, ""), ("fault", b1, "bool", 0.0, ""), ("cmd_src", i8, "enum", 0.0, "1: ULC")])
+    + _message("brake", [
+        ("cmd_type", i8, "enum", 0.0, "PEDAL_*"), ("pressure_input", f8, "bar", BAR, "PRESSURE only"),
+        ("pressure_cmd", f8, "bar", BAR, "PRESSURE only"), ("pressure_output", f8, "bar", BAR, "PRESSURE only"),
+        ("percent_input", f8, "%", PCT, "PERCENT only"), ("percent_cmd", f8, "%", PCT, "PERCENT only"),
+        ("percent_output", f8, "%", PCT, "PERCENT only"), ("ready", b1, "bool", 0.0, ""),
+        ("enabled", b1, "bool", 0.0, ""), ("override_active", b1, "bool", 0.0, ""), ("timeout", b1, "bool", 0.0, ""),
+        ("fault", b1, "bool", 0.0, ""), ("cmd_src", i8, "enum", 0.0, "1: ULC")])
+    + _message("gear", [
+        ("gear", i8, "enum", 0.0, "NEUTRAL during a shift"), ("cmd", i8, "enum", 0.0, "last accepted command"),
+        ("driver", i8, "enum", 0.0, "the driver's lever"), ("reject", i8, "enum", 0.0, "GearReject"),
+        ("ready", b1, "bool", 0.0, "")])
+    + _message("ulc", [
+        ("cmd_type", i8, "enum", 0.0, "ULC_*"), ("vel_ref", f8, "m/s", MPS, "NaN while not enabled"),
+        ("vel_meas", f8, "m/s", MPS, ""), ("accel_ref", f8, "m/s^2", MPS2, "NaN while not enabled"),
+        ("accel_meas", f8, "m/s^2", MPS2, ""), ("coast_decel", b1, "bool", 0.0, ""), ("ready", b1, "bool", 0.0, ""),
+        ("enabled", b1, "bool", 0.0, ""), ("override_active", b1, "bool", 0.0, ""),
+        ("preempted", b1, "bool", 0.0, ""), ("timeout", b1, "bool", 0.0, "")])
+    + _message("vehicle_velocity", [
+        ("vehicle_velocity_brake", f8, "m/s", 0.01 * KMH, "all four wheels, signed by the gear"),
+        ("vehicle_velocity_propulsion", f8, "m/s", 0.01 * KMH, "rear wheels, signed by the gear"),
+        ("dir_src", i8, "enum", 0.0, "DIR_PRNDL")])
+    + _message("wheel_speeds", [(name, f8, "rad/s", 0.0, "") for name in WHEEL_NAMES])
+    + _message("dbw_enabled", [("data", b1, "bool", 0.0, "")])
 )
+REPORT_RECORD_DTYPE = np.dtype((np.record, [(f.name, np.float64) for f in REPORT_SPEC]))
+"""The kernel's output record: every report field as a float (booleans 0 / 1, integers as floats)."""
+_KIND = {np.dtype(f8): "f", np.dtype(b1): "b", np.dtype(i8): "i"}
+REPORT_FIELDS: tuple[tuple[str, str, str], ...] = tuple(
+    (f.message, f.msg_field, _KIND[np.dtype(f.dtype)]) for f in REPORT_SPEC)
+"""Every report field in message order: (message, field, kind: "f" float, "b" bool, "i" integer)."""
 REPORT_ROW: dict[str, int] = {f"{m}.{f}": k for k, (m, f, _) in enumerate(REPORT_FIELDS)}
 """Row of ``"message.field"`` in the report table."""
+REPORT_RESOLUTION: dict[tuple[str, str], float] = {
+    (f.message, f.msg_field): f.resolution for f in REPORT_SPEC if f.resolution > 0.0}
+"""(message, field) -> CAN resolution in the field's unit, for the fields sent at a resolution."""
 
-_RESOLUTION_BY_ROW = np.zeros(len(REPORT_FIELDS))  # per table row; 0 = exact
-for (_m, _f), _q in REPORT_RESOLUTION.items():
-    _RESOLUTION_BY_ROW[REPORT_ROW[f"{_m}.{_f}"]] = _q
-_EXACT = np.zeros(len(REPORT_FIELDS))
+_RESOLUTION = np.zeros(1, REPORT_RECORD_DTYPE)  # per field; 0 = exact
+for _f in REPORT_SPEC:
+    _RESOLUTION[_f.name] = _f.resolution
+_EXACT = np.zeros(1, REPORT_RECORD_DTYPE)
 
 
 @njit(cache=True)
@@ -120,69 +148,133 @@ def _b(flag):
 
 
 @njit(cache=True)
-def _put(out, start, i, resolution, values):
-    """Writes ``values`` (floats) to rows ``start, start + 1, ...`` of column ``i``, each rounded to its
-    row's resolution (0 = exact); returns the next row."""
-    for k in range(len(values)):
-        q = resolution[start + k]
-        out[start + k, i] = np.rint(values[k] / q) * q if q > 0.0 else values[k]
-    return start + len(values)
+def _q(value, resolution):
+    """``value`` rounded to ``resolution`` (0 = exact)."""
+    return np.rint(value / resolution) * resolution if resolution > 0.0 else value
 
 
 @njit(cache=True)
-def fill_report_table(params, state, resolution, out):
-    """Every report field of N vehicles into ``out`` (len(REPORT_FIELDS), N) float64, one row per field in
-    ``REPORT_FIELDS`` order (booleans 0 / 1, integers as floats, NaN for an absent value), rounded to the
-    CAN resolution of each row (``resolution`` per row, 0 = exact). ``params`` has length N or 1."""
+def _steering(p, s, q, r):
+    """SteeringReport of one vehicle into the report record ``r`` (``q``: resolutions by field)."""
+    on = s.steer_enabled
+    current = _current(s.steer_age_s, p.command_timeout_s) and s.msg[MSG_STEER].steer_mode != STEER_NONE
+    r.steering_steering_wheel_angle = _q(s.steering_wheel_deg, q.steering_steering_wheel_angle)
+    r.steering_cmd = _q(s.steer_ref_deg if on else np.nan, q.steering_cmd)
+    r.steering_cmd_type = STEER_ANGLE if current else STEER_NONE
+    r.steering_limiting_value = _b(s.steer_limiting_value and on)
+    r.steering_limiting_rate = _b(s.steer_limiting_rate and on)
+    r.steering_ready = 1.0
+    r.steering_enabled = _b(on)
+    r.steering_override_active = 0.0
+    r.steering_timeout = _b(s.steer_timeout)
+    r.steering_fault = 0.0
+    r.steering_limit_value = p.steer_lock_deg
+    r.steering_limit_rate = p.steer_slew_deg_s
+    r.steering_cmd_src = 0.0
+
+
+@njit(cache=True)
+def _throttle(s, q, r):
+    """ThrottleReport of one vehicle (pedal values NaN while cmd_type is NONE)."""
+    filled = s.throttle_report_type != PEDAL_NONE
+    r.throttle_cmd_type = s.throttle_report_type
+    r.throttle_percent_input = _q(s.throttle_input_pct if filled else np.nan, q.throttle_percent_input)
+    r.throttle_percent_cmd = _q(s.throttle_cmd_pct if filled else np.nan, q.throttle_percent_cmd)
+    r.throttle_percent_output = _q(s.throttle_pedal_pct if filled else np.nan, q.throttle_percent_output)
+    r.throttle_ready = 1.0
+    r.throttle_enabled = _b(s.throttle_enabled)
+    r.throttle_override_active = 0.0
+    r.throttle_timeout = _b(s.throttle_timeout)
+    r.throttle_fault = 0.0
+    r.throttle_cmd_src = s.throttle_cmd_src
+
+
+@njit(cache=True)
+def _brake(p, s, q, r):
+    """BrakeReport of one vehicle: pressures for PRESSURE, percent of brake_max_bar for PERCENT, else NaN."""
+    bar = s.brake_report_type == PEDAL_BRAKE_PRESSURE
+    pct = s.brake_report_type == PEDAL_PERCENT
+    to_pct = 100.0 / p.brake_max_bar
     nan = np.nan
+    r.brake_cmd_type = s.brake_report_type
+    r.brake_pressure_input = _q(s.brake_input_bar if bar else nan, q.brake_pressure_input)
+    r.brake_pressure_cmd = _q(s.brake_cmd_bar if bar else nan, q.brake_pressure_cmd)
+    r.brake_pressure_output = _q(s.brake_output_bar if bar else nan, q.brake_pressure_output)
+    r.brake_percent_input = _q(s.brake_input_bar * to_pct if pct else nan, q.brake_percent_input)
+    r.brake_percent_cmd = _q(s.brake_cmd_bar * to_pct if pct else nan, q.brake_percent_cmd)
+    r.brake_percent_output = _q(s.brake_output_bar * to_pct if pct else nan, q.brake_percent_output)
+    r.brake_ready = 1.0
+    r.brake_enabled = _b(s.brake_enabled)
+    r.brake_override_active = 0.0
+    r.brake_timeout = _b(s.brake_timeout)
+    r.brake_fault = 0.0
+    r.brake_cmd_src = s.brake_cmd_src
+
+
+@njit(cache=True)
+def _gear_and_speeds(s, q, r):
+    """GearReport, VehicleVelocity, WheelSpeeds and dbw_enabled of one vehicle."""
+    r.gear_gear = s.gear
+    r.gear_cmd = s.gear_cmd_report
+    r.gear_driver = s.gear_driver
+    r.gear_reject = s.gear_reject
+    r.gear_ready = 1.0
+    r.vehicle_velocity_vehicle_velocity_brake = _q(s.speed_brake_mps, q.vehicle_velocity_vehicle_velocity_brake)
+    r.vehicle_velocity_vehicle_velocity_propulsion = _q(s.speed_propulsion_mps,
+                                                        q.vehicle_velocity_vehicle_velocity_propulsion)
+    r.vehicle_velocity_dir_src = DIR_PRNDL
+    w = s.wheel_omega_rad_s
+    r.wheel_speeds_front_left = w[WHEEL_FL]
+    r.wheel_speeds_front_right = w[WHEEL_FR]
+    r.wheel_speeds_rear_left = w[WHEEL_RL]
+    r.wheel_speeds_rear_right = w[WHEEL_RR]
+    r.dbw_enabled_data = _b(s.dbw_enabled)
+
+
+@njit(cache=True)
+def _ulc(p, s, q, r):
+    """UlcReport of one vehicle (references NaN while not enabled)."""
+    on = s.ulc_enabled
+    current = _current(s.ulc_age_s, p.command_timeout_s)
+    r.ulc_cmd_type = s.msg[MSG_ULC].ulc_mode if current else ULC_NONE
+    r.ulc_vel_ref = _q(s.ulc_vel_ref_mps if on else np.nan, q.ulc_vel_ref)
+    r.ulc_vel_meas = _q(s.ulc_vel_meas_mps, q.ulc_vel_meas)
+    r.ulc_accel_ref = _q(s.ulc_accel_ref_mps2 if on else np.nan, q.ulc_accel_ref)
+    r.ulc_accel_meas = _q(s.ulc_accel_meas_mps2, q.ulc_accel_meas)
+    r.ulc_coast_decel = _b(s.msg[MSG_ULC].ulc_coast_decel and current)
+    r.ulc_ready = 1.0
+    r.ulc_enabled = _b(on)
+    r.ulc_override_active = 0.0
+    r.ulc_preempted = _b(s.ulc_preempted)
+    r.ulc_timeout = _b(s.ulc_timeout)
+
+
+@njit(cache=True)
+def fill_reports(params, state, resolution, out):
+    """Every report field of N vehicles into ``out`` ((N,) ``REPORT_RECORD_DTYPE``), each written by name and
+    rounded to its CAN resolution (``resolution``: one record of resolutions, 0 = exact). ``params`` has
+    length N or 1."""
+    q = resolution[0]
     for i in range(state.shape[0]):
         s = state[i]
         p = params[i] if params.shape[0] > 1 else params[0]
-        timeout_s = p.command_timeout_s
-        steer_on = s.steer_enabled
-        steer_current = _current(s.steer_age_s, timeout_s) and s.steer_msg_mode != STEER_NONE
-        t_filled = s.throttle_report_type != PEDAL_NONE
-        is_bar = s.brake_report_type == PEDAL_BRAKE_PRESSURE
-        is_pct = s.brake_report_type == PEDAL_PERCENT
-        to_pct = 100.0 / p.brake_max_bar
-        ulc_on = s.ulc_enabled
-        ulc_current = _current(s.ulc_age_s, timeout_s)
-        f = float  # every value a float (_b for booleans): homogeneous tuples, one per message, written by _put
-        k = _put(out, 0, i, resolution, (  # steering
-            f(s.steering_wheel_deg), s.steer_ref_deg if steer_on else nan,
-            f(STEER_ANGLE if steer_current else STEER_NONE), _b(s.steer_limiting_value and steer_on),
-            _b(s.steer_limiting_rate and steer_on), 1.0, _b(steer_on), 0.0, _b(s.steer_timeout), 0.0,
-            f(p.steer_lock_deg), f(p.steer_slew_deg_s), 0.0))
-        k = _put(out, k, i, resolution, (  # throttle
-            f(s.throttle_report_type), s.throttle_input_pct if t_filled else nan,
-            s.throttle_cmd_pct if t_filled else nan, s.throttle_pedal_pct if t_filled else nan, 1.0,
-            _b(s.throttle_enabled), 0.0, _b(s.throttle_timeout), 0.0, f(s.throttle_cmd_src)))
-        k = _put(out, k, i, resolution, (  # brake
-            f(s.brake_report_type), s.brake_input_bar if is_bar else nan, s.brake_cmd_bar if is_bar else nan,
-            s.brake_output_bar if is_bar else nan, s.brake_input_bar * to_pct if is_pct else nan,
-            s.brake_cmd_bar * to_pct if is_pct else nan, s.brake_output_bar * to_pct if is_pct else nan, 1.0,
-            _b(s.brake_enabled), 0.0, _b(s.brake_timeout), 0.0, f(s.brake_cmd_src)))
-        k = _put(out, k, i, resolution, (  # gear
-            f(s.gear), f(s.gear_cmd_report), f(s.gear_driver), f(s.gear_reject), 1.0))
-        k = _put(out, k, i, resolution, (  # ulc
-            f(s.ulc_msg_mode if ulc_current else ULC_NONE), s.ulc_vel_ref_mps if ulc_on else nan,
-            f(s.ulc_vel_meas_mps), s.ulc_accel_ref_mps2 if ulc_on else nan, f(s.ulc_accel_meas_mps2),
-            _b(s.ulc_msg_coast_decel and ulc_current), 1.0, _b(ulc_on), 0.0, _b(s.ulc_preempted), _b(s.ulc_timeout)))
-        k = _put(out, k, i, resolution, (  # vehicle_velocity
-            f(s.speed_brake_mps), f(s.speed_propulsion_mps), f(DIR_PRNDL)))
-        w = s.wheel_omega_rad_s
-        k = _put(out, k, i, resolution, (f(w[0]), f(w[1]), f(w[2]), f(w[3])))  # wheel_speeds
-        _put(out, k, i, resolution, (_b(s.dbw_enabled),))  # dbw_enabled
+        r = out[i]
+        _steering(p, s, q, r)
+        _throttle(s, q, r)
+        _brake(p, s, q, r)
+        _gear_and_speeds(s, q, r)
+        _ulc(p, s, q, r)
 
 
 def report_table(params: np.ndarray, state: np.ndarray, exact: bool = False) -> np.ndarray:
-    """All report fields of N vehicles as one (len(REPORT_FIELDS), N) float64 array (``fill_report_table``);
-    row ``REPORT_ROW["ulc.vel_meas"]`` is that field. Rounded to the CAN resolution unless ``exact``."""
+    """All report fields of N vehicles as one (len(REPORT_FIELDS), N) float64 array (``fill_reports``), rows in
+    ``REPORT_SPEC`` order: row ``REPORT_ROW["ulc.vel_meas"]`` is that field. Rounded to the CAN resolution
+    unless ``exact``."""
     p = np.atleast_1d(params)
     s = np.atleast_1d(state)
-    out = np.empty((len(REPORT_FIELDS), s.shape[0]))
-    fill_report_table(p, s, _EXACT if exact else _RESOLUTION_BY_ROW, out)
-    return out
+    out = np.empty(s.shape[0], REPORT_RECORD_DTYPE)
+    fill_reports(p, s, _EXACT if exact else _RESOLUTION, out)
+    return np.ascontiguousarray(out.view(np.float64).reshape(s.shape[0], len(REPORT_SPEC)).T)
 
 
 _DTYPES = {"f": np.float64, "b": np.bool_, "i": np.int64}

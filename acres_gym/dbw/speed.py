@@ -17,7 +17,7 @@ import math
 
 from numba import njit
 
-from acres_gym.constants import GEAR_REVERSE
+from acres_gym.constants import GEAR_REVERSE, WHEEL_FL, WHEEL_FR, WHEEL_RL, WHEEL_RR
 
 ACCEL_MEAS_TAU_S = 0.1  # filter on the differentiated speed (the report's 0.05 m/s^2 steps stay calm)
 
@@ -33,8 +33,8 @@ def measure_speeds(dt, p, s):
     """Update the VehicleVelocity speeds and the ULC's vel_meas / accel_meas from the wheel spins."""
     w = s.wheel_omega_rad_s
     scale = p.tyre_radius_m * p.speed_scale * gear_direction(s.gear)
-    s.speed_brake_mps = 0.25 * (abs(w[0]) + abs(w[1]) + abs(w[2]) + abs(w[3])) * scale
-    s.speed_propulsion_mps = 0.5 * (abs(w[2]) + abs(w[3])) * scale
+    s.speed_brake_mps = 0.25 * (abs(w[WHEEL_FL]) + abs(w[WHEEL_FR]) + abs(w[WHEEL_RL]) + abs(w[WHEEL_RR])) * scale
+    s.speed_propulsion_mps = 0.5 * (abs(w[WHEEL_RL]) + abs(w[WHEEL_RR])) * scale
 
     v = s.speed_brake_mps + gear_direction(s.gear) * p.ulc_speed_bias_mps
     if s.speed_primed and dt > 0.0:

@@ -30,8 +30,9 @@ import math
 from numba import njit
 
 from acres_gym.constants import STEER_ANGLE, STEER_CURVATURE, STEER_PERCENT, STEER_YAW_RATE
+from acres_gym.dbw.command import MSG_STEER
+from acres_gym.dbw.delay import delay_line
 from acres_gym.dbw.enables import command_rate
-from acres_gym.dbw.state import delay_line
 
 STEER_RATE_MIN_DEG_S = 100.0  # firmware: a non-zero rate is raised to at least this
 STEER_ACCEL_MIN_DEG_S2 = 300.0
@@ -137,19 +138,20 @@ def time_optimal_step(x, v, target, v_max, a_max, dt):
 
 
 @njit(cache=True)
-def step_steering(dt, p, cmd, s, engaged_now):
+def step_steering_actuator(dt, p, cmd, s, engaged_now):
     """Advance the steering actuator by one tick (see the module docstring)."""
+    m = s.msg[MSG_STEER]  # the last valid message
     old = s.steering_wheel_deg
     if s.steer_enabled:
         if engaged_now:
             s.steer_ref_deg = old
             s.steer_ref_rate_deg_s = 0.0
-        target, limited = steering_target_deg(p, s.steer_msg_mode, s.steer_msg_cmd, s.speed_brake_mps)
+        target, limited = steering_target_deg(p, m.steer_mode, m.steer_cmd, s.speed_brake_mps)
         s.steer_target_deg = target
         s.steer_limiting_value = limited
-        rate = command_rate(s.steer_msg_rate_deg_s, p.steer_default_rate_deg_s,
+        rate = command_rate(m.steer_rate_deg_s, p.steer_default_rate_deg_s,
                             STEER_RATE_MIN_DEG_S, STEER_RATE_MAX_DEG_S)
-        accel = command_rate(s.steer_msg_accel_deg_s2, p.steer_default_accel_deg_s2,
+        accel = command_rate(m.steer_accel_deg_s2, p.steer_default_accel_deg_s2,
                              STEER_ACCEL_MIN_DEG_S2, STEER_ACCEL_MAX_DEG_S2)
         ref, ref_rate = time_optimal_step(s.steer_ref_deg, s.steer_ref_rate_deg_s, target, rate, accel, dt)
         s.steer_ref_deg = ref

@@ -22,8 +22,9 @@ import math
 from numba import njit
 
 from acres_gym.constants import PEDAL_NONE, PEDAL_PERCENT, PEDAL_RAW
+from acres_gym.dbw.command import MSG_THROTTLE
+from acres_gym.dbw.delay import delay_line
 from acres_gym.dbw.enables import command_rate, message_current
-from acres_gym.dbw.state import delay_line
 
 RAW_LOW_PCT = 15.0  # raw pedal-sensor percent at a released pedal
 RAW_HIGH_PCT = 80.0  # raw pedal-sensor percent at a floored pedal
@@ -65,16 +66,17 @@ def ulc_drives_actuators(s):
 @njit(cache=True)
 def step_throttle(dt, p, cmd, s):
     """Advance the pedal emulation by one tick (see the module docstring)."""
+    m = s.msg[MSG_THROTTLE]  # the last valid message
     default_rate = p.throttle_default_rate_pct_s if p.throttle_default_rate_pct_s > 0.0 else math.inf
     driver = cmd.driver_throttle_pct
     driver = 0.0 if math.isnan(driver) else min(max(driver, 0.0), 100.0)
     s.throttle_input_pct = driver
     if s.throttle_enabled:
-        target = throttle_request_pct(s.throttle_msg_mode, s.throttle_msg_cmd)
-        up = command_rate(s.throttle_msg_rate_inc_pct_s, default_rate, THROTTLE_RATE_MIN_PCT_S, math.inf)
-        down = command_rate(s.throttle_msg_rate_dec_pct_s, default_rate, THROTTLE_RATE_MIN_PCT_S, math.inf)
+        target = throttle_request_pct(m.throttle_mode, m.throttle_cmd)
+        up = command_rate(m.throttle_rate_inc_pct_s, default_rate, THROTTLE_RATE_MIN_PCT_S, math.inf)
+        down = command_rate(m.throttle_rate_dec_pct_s, default_rate, THROTTLE_RATE_MIN_PCT_S, math.inf)
         s.throttle_cmd_pct = rate_limited(s.throttle_cmd_pct, target, up, down, dt)
-        s.throttle_report_type = s.throttle_msg_mode
+        s.throttle_report_type = m.throttle_mode
         s.throttle_cmd_src = CMD_SRC_USER
     elif ulc_drives_actuators(s):
         s.throttle_cmd_pct = rate_limited(s.throttle_cmd_pct, s.ulc_throttle_out_pct,
@@ -84,7 +86,7 @@ def step_throttle(dt, p, cmd, s):
     else:
         s.throttle_cmd_pct = driver
         current = message_current(s.throttle_age_s, p.command_timeout_s)
-        s.throttle_report_type = s.throttle_msg_mode if current else PEDAL_NONE
+        s.throttle_report_type = m.throttle_mode if current else PEDAL_NONE
         s.throttle_cmd_src = CMD_SRC_USER
     delayed = delay_line(s.throttle_ring, s.ring_head, s.throttle_cmd_pct, p.throttle_delay_s, dt)
     s.throttle_pedal_pct = min(max(delayed + p.throttle_bias_pct, 0.0), 100.0)

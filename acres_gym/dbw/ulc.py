@@ -47,7 +47,8 @@ import math
 from numba import njit
 
 from acres_gym.constants import GEAR_REVERSE, ULC_VELOCITY
-from acres_gym.dbw.state import delay_line
+from acres_gym.dbw.command import MSG_ULC
+from acres_gym.dbw.delay import delay_line
 from acres_gym.dbw.steering import stopping_speed
 
 ULC_VEL_MIN_MPS = -7.0  # decoder range of the velocity command
@@ -77,13 +78,13 @@ def ulc_limit(value, default, lo, hi):
 @njit(cache=True)
 def ulc_limits(p, s):
     """(accel, decel, jerk_throttle, jerk_brake) of the latched command, m/s^2 and m/s^3."""
-    accel = ulc_limit(s.ulc_msg_limit_accel_mps2, p.ulc_default_accel_mps2,
+    accel = ulc_limit(s.msg[MSG_ULC].ulc_limit_accel_mps2, p.ulc_default_accel_mps2,
                       ULC_ACCEL_LIMIT_MPS2[0], ULC_ACCEL_LIMIT_MPS2[1])
-    decel = ulc_limit(s.ulc_msg_limit_decel_mps2, p.ulc_default_decel_mps2,
+    decel = ulc_limit(s.msg[MSG_ULC].ulc_limit_decel_mps2, p.ulc_default_decel_mps2,
                       ULC_DECEL_LIMIT_MPS2[0], ULC_DECEL_LIMIT_MPS2[1])
-    jerk_throttle = ulc_limit(s.ulc_msg_limit_jerk_throttle_mps3, p.ulc_default_jerk_throttle_mps3,
+    jerk_throttle = ulc_limit(s.msg[MSG_ULC].ulc_limit_jerk_throttle_mps3, p.ulc_default_jerk_throttle_mps3,
                               ULC_JERK_LIMIT_MPS3[0], ULC_JERK_LIMIT_MPS3[1])
-    jerk_brake = ulc_limit(s.ulc_msg_limit_jerk_brake_mps3, p.ulc_default_jerk_brake_mps3,
+    jerk_brake = ulc_limit(s.msg[MSG_ULC].ulc_limit_jerk_brake_mps3, p.ulc_default_jerk_brake_mps3,
                            ULC_JERK_LIMIT_MPS3[0], ULC_JERK_LIMIT_MPS3[1])
     return accel, decel, jerk_throttle, jerk_brake
 
@@ -151,12 +152,12 @@ def step_ulc(dt, p, s, engaged_now):
         accel, decel, jerk_throttle, jerk_brake = ulc_limits(p, s)
         x = d * s.ulc_vel_ref_mps
         a = d * s.ulc_accel_ref_mps2
-        if s.ulc_msg_mode == ULC_VELOCITY:
-            target = max(d * min(max(s.ulc_msg_cmd, ULC_VEL_MIN_MPS), ULC_VEL_MAX_MPS), 0.0)
+        if s.msg[MSG_ULC].ulc_mode == ULC_VELOCITY:
+            target = max(d * min(max(s.msg[MSG_ULC].ulc_cmd, ULC_VEL_MIN_MPS), ULC_VEL_MAX_MPS), 0.0)
             x, a = ulc_reference_step(x, a, target, accel, decel, jerk_throttle, jerk_brake, dt)
             stop_request = target <= 0.0
         else:
-            command = d * min(max(s.ulc_msg_cmd, ULC_ACCEL_CMD_MIN_MPS2), ULC_ACCEL_CMD_MAX_MPS2)
+            command = d * min(max(s.msg[MSG_ULC].ulc_cmd, ULC_ACCEL_CMD_MIN_MPS2), ULC_ACCEL_CMD_MAX_MPS2)
             a_target = min(max(command, -decel), accel)
             if a_target > a:
                 a = min(a_target, a + jerk_throttle * dt)
@@ -178,13 +179,13 @@ def step_ulc(dt, p, s, engaged_now):
             s.ulc_integral_m = 0.0
             s.ulc_pedal = ULC_PEDAL_BRAKE
             brake = p.ulc_stop_brake_pct * 0.01 * p.brake_max_bar
-            if not s.ulc_msg_coast_decel:
+            if not s.msg[MSG_ULC].ulc_coast_decel:
                 brake = max(brake, ulc_brake_bar(p, demand))
         elif s.ulc_pedal == ULC_PEDAL_THROTTLE:
             limit = p.ulc_integral_limit_m
             s.ulc_integral_m = min(max(s.ulc_integral_m + e * dt, -limit), limit)
             throttle = min(max(ulc_throttle_law_pct(p, a, e, v, s.ulc_integral_m), 0.0), 100.0)
-        elif s.ulc_pedal == ULC_PEDAL_BRAKE and not s.ulc_msg_coast_decel:
+        elif s.ulc_pedal == ULC_PEDAL_BRAKE and not s.msg[MSG_ULC].ulc_coast_decel:
             brake = ulc_brake_bar(p, demand)
         s.ulc_vel_ref_mps = d * x
         s.ulc_accel_ref_mps2 = d * a

@@ -29,20 +29,20 @@ def flag_diverged(s, reason):
 
 
 @njit(cache=True)
-def contact_force(s, i):
+def contact_force(s, w, i):
     """World-frame force of contact i on the chassis: (normal part, tyre part) as two 3-tuples."""
     n = s.normal_load_n[i]
     fx = s.tyre_fx_n[i]
     fy = s.tyre_fy_n[i]
-    tx = s.tyre_dir_x[i]
-    ty = s.tyre_dir_y[i]
+    tx = w.tyre_dir_x[i]
+    ty = w.tyre_dir_y[i]
     cn = s.contact_normal[i]
     return (n * cn[0], n * cn[1], n * cn[2],
             fx * tx[0] + fy * ty[0], fx * tx[1] + fy * ty[1], fx * tx[2] + fy * ty[2])
 
 
 @njit(cache=True)
-def step_chassis(dt, p, s, wheel_contact_power_w, elastic_before_j):
+def step_chassis(dt, p, s, w, wheel_contact_power_w, elastic_before_j):
     """Integrates the chassis over the tick and books its side of the ledger."""
     m = p.mass_kg
     q = s.orientation_wxyz
@@ -53,7 +53,7 @@ def step_chassis(dt, p, s, wheel_contact_power_w, elastic_before_j):
     for i in range(4):
         if not s.in_contact[i]:
             continue
-        nx, ny, nz, gx, gy, gz = contact_force(s, i)
+        nx, ny, nz, gx, gy, gz = contact_force(s, w, i)
         cx, cy, cz = nx + gx, ny + gy, nz + gz
         rx = s.contact_point_m[i, 0] - px
         ry = s.contact_point_m[i, 1] - py
@@ -70,15 +70,15 @@ def step_chassis(dt, p, s, wheel_contact_power_w, elastic_before_j):
     fx -= drag * vx
     fy -= drag * vy
     fz -= drag * vz
-    s.force_world_n[0] = fx
-    s.force_world_n[1] = fy
-    s.force_world_n[2] = fz
+    w.force_world_n[0] = fx
+    w.force_world_n[1] = fy
+    w.force_world_n[2] = fz
 
     # Euler's equations in the body frame
     bx, by, bz = rotate_inverse(q, tqx, tqy, tqz)
-    s.torque_body_nm[0] = bx
-    s.torque_body_nm[1] = by
-    s.torque_body_nm[2] = bz
+    w.torque_body_nm[0] = bx
+    w.torque_body_nm[1] = by
+    w.torque_body_nm[2] = bz
     w0x, w0y, w0z = s.angular_velocity_rad_s[0], s.angular_velocity_rad_s[1], s.angular_velocity_rad_s[2]
     ix, iy, iz = p.ixx_kg_m2, p.iyy_kg_m2, p.izz_kg_m2
     gyx, gyy, gyz = cross(w0x, w0y, w0z, ix * w0x, iy * w0y, iz * w0z)
@@ -97,7 +97,7 @@ def step_chassis(dt, p, s, wheel_contact_power_w, elastic_before_j):
     for i in range(4):
         if not s.in_contact[i]:
             continue
-        nx, ny, nz, gx, gy, gz = contact_force(s, i)
+        nx, ny, nz, gx, gy, gz = contact_force(s, w, i)
         rx = s.contact_point_m[i, 0] - px
         ry = s.contact_point_m[i, 1] - py
         rz = s.contact_point_m[i, 2] - pz
@@ -105,7 +105,7 @@ def step_chassis(dt, p, s, wheel_contact_power_w, elastic_before_j):
         ux, uy, uz = mvx + ox, mvy + oy, mvz + oz
         tyre_work += (gx * ux + gy * uy + gz * uz) * dt
         normal_work += (nx * ux + ny * uy + nz * uz) * dt
-    s.chassis_work_j = tyre_work
+    w.chassis_work_j = tyre_work
     s.e_tyre_slip_j += wheel_contact_power_w * dt - tyre_work
     elastic_now = 0.0
     for i in range(4):

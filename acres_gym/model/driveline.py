@@ -32,10 +32,16 @@ from acres_gym.constants import (
     GEAR_PARK,
     GEAR_REVERSE,
     RAD_S_TO_RPM,
+    WHEEL_FL,
+    WHEEL_FR,
+    WHEEL_RL,
+    WHEEL_RR,
 )
 from acres_gym.model.cvt import gear_ratios
 from acres_gym.model.ledger import account_powertrain
 from acres_gym.model.wheel import shaft_torque, spin_for_torque
+
+FL, FR, RL, RR = WHEEL_FL, WHEEL_FR, WHEEL_RL, WHEEL_RR  # wheel indices, front left to rear right
 
 BISECTION_ITERATIONS = 56
 CARRIER_BRACKET_RAD_S = 600.0  # |c| bound of the search, wheel rad/s (about 200 m/s)
@@ -43,26 +49,26 @@ OPEN_DIFF_TORQUE_BRACKET_NM = 1e6
 
 
 @njit(cache=True)
-def _open_diff_mean(s, torque_nm):
+def _open_diff_mean(s, w, torque_nm):
     """Mean end-of-tick speed of the two rear wheels when each receives ``torque_nm``."""
-    wl = spin_for_torque(s.wheel_lin_a_nm[2], s.wheel_lin_b_nm_s[2], s.resist_torque_nm[2], torque_nm)
-    wr = spin_for_torque(s.wheel_lin_a_nm[3], s.wheel_lin_b_nm_s[3], s.resist_torque_nm[3], torque_nm)
+    wl = spin_for_torque(w.wheel_lin_a_nm[RL], w.wheel_lin_b_nm_s[RL], s.resist_torque_nm[RL], torque_nm)
+    wr = spin_for_torque(w.wheel_lin_a_nm[RR], w.wheel_lin_b_nm_s[RR], s.resist_torque_nm[RR], torque_nm)
     return 0.5 * (wl + wr)
 
 
 @njit(cache=True)
-def open_diff_wheel_torque(s, c, side):
+def open_diff_wheel_torque(s, w, c, side):
     """Torque on each rear wheel of the open differential for carrier speed c (side: c = 0-/0+)."""
     if c == 0.0:
-        lo = max(s.wheel_lin_a_nm[2] - s.resist_torque_nm[2], s.wheel_lin_a_nm[3] - s.resist_torque_nm[3])
-        hi = min(s.wheel_lin_a_nm[2] + s.resist_torque_nm[2], s.wheel_lin_a_nm[3] + s.resist_torque_nm[3])
+        lo = max(w.wheel_lin_a_nm[RL] - s.resist_torque_nm[RL], w.wheel_lin_a_nm[RR] - s.resist_torque_nm[RR])
+        hi = min(w.wheel_lin_a_nm[RL] + s.resist_torque_nm[RL], w.wheel_lin_a_nm[RR] + s.resist_torque_nm[RR])
         if lo <= hi:
             return lo if side < 0 else hi
     lo = -OPEN_DIFF_TORQUE_BRACKET_NM
     hi = OPEN_DIFF_TORQUE_BRACKET_NM
     for _ in range(BISECTION_ITERATIONS + 8):
         mid = 0.5 * (lo + hi)
-        if _open_diff_mean(s, mid) < c:
+        if _open_diff_mean(s, w, mid) < c:
             lo = mid
         else:
             hi = mid
@@ -70,36 +76,36 @@ def open_diff_wheel_torque(s, c, side):
 
 
 @njit(cache=True)
-def rear_torque(s, c, side, open_diff):
+def rear_torque(s, w, c, side, open_diff):
     """Carrier torque the rear wheels need to end the tick at carrier speed c."""
     if open_diff:
-        return 2.0 * open_diff_wheel_torque(s, c, side)
-    t = shaft_torque(s.wheel_lin_a_nm[2], s.wheel_lin_b_nm_s[2], s.resist_torque_nm[2], c, side)
-    return t + shaft_torque(s.wheel_lin_a_nm[3], s.wheel_lin_b_nm_s[3], s.resist_torque_nm[3], c, side)
+        return 2.0 * open_diff_wheel_torque(s, w, c, side)
+    t = shaft_torque(w.wheel_lin_a_nm[RL], w.wheel_lin_b_nm_s[RL], s.resist_torque_nm[RL], c, side)
+    return t + shaft_torque(w.wheel_lin_a_nm[RR], w.wheel_lin_b_nm_s[RR], s.resist_torque_nm[RR], c, side)
 
 
 @njit(cache=True)
-def front_engaged(s, j, c, side, adc):
+def front_engaged(s, w, j, c, side, adc):
     """Whether the front ring catches front wheel j (the demand drive's overrunning clutch) at c."""
     if adc:
         return True
     ring = s.front_ring_ratio * c
-    free = s.wheel_free_omega_rad_s[j]
+    free = w.wheel_free_omega_rad_s[j]
     if c > 0.0 or (c == 0.0 and side > 0):
         return ring >= free if c == 0.0 else ring > free
     return ring <= free if c == 0.0 else ring < free
 
 
 @njit(cache=True)
-def front_torque(s, c, side, awd, adc):
+def front_torque(s, w, c, side, awd, adc):
     """Carrier torque the front demand drive needs at carrier speed c (0 unless AWD)."""
     if not awd:
         return 0.0
     total = 0.0
     ring = s.front_ring_ratio
     for j in range(2):
-        if front_engaged(s, j, c, side, adc):
-            total += ring * shaft_torque(s.wheel_lin_a_nm[j], s.wheel_lin_b_nm_s[j], s.resist_torque_nm[j],
+        if front_engaged(s, w, j, c, side, adc):
+            total += ring * shaft_torque(w.wheel_lin_a_nm[j], w.wheel_lin_b_nm_s[j], s.resist_torque_nm[j],
                                          ring * c, side)
     return total
 
@@ -128,20 +134,20 @@ def transmission_torque(p, s, c, in_gear, reduction, inv_dt, external_nm):
 
 
 @njit(cache=True)
-def _imbalance(p, s, c, side, open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm):
+def _imbalance(p, s, w, c, side, open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm):
     """Wheel side minus engine side at c (rising in c); the park pawl resists motion up to park_nm."""
-    wheels = rear_torque(s, c, side, open_diff) + front_torque(s, c, side, awd, adc)
+    wheels = rear_torque(s, w, c, side, open_diff) + front_torque(s, w, c, side, awd, adc)
     engine = transmission_torque(p, s, c, in_gear, reduction, inv_dt, external_nm)
     direction = side if c == 0.0 else (1.0 if c > 0.0 else -1.0)
     return wheels - engine + direction * park_nm
 
 
 @njit(cache=True)
-def solve_carrier_speed(p, s, open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm):
+def solve_carrier_speed(p, s, w, open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm):
     """The end-of-tick rear carrier speed c balancing wheel side and engine side (0 when held)."""
     args = (open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm)
-    below = _imbalance(p, s, 0.0, -1.0, *args)
-    above = _imbalance(p, s, 0.0, 1.0, *args)
+    below = _imbalance(p, s, w, 0.0, -1.0, *args)
+    above = _imbalance(p, s, w, 0.0, 1.0, *args)
     if below <= 0.0 <= above:
         return 0.0
     if above < 0.0:
@@ -150,7 +156,7 @@ def solve_carrier_speed(p, s, open_diff, awd, adc, in_gear, reduction, inv_dt, e
         lo, hi = -CARRIER_BRACKET_RAD_S, 0.0
     for _ in range(BISECTION_ITERATIONS):
         mid = 0.5 * (lo + hi)
-        if _imbalance(p, s, mid, 1.0, *args) < 0.0:
+        if _imbalance(p, s, w, mid, 1.0, *args) < 0.0:
             lo = mid
         else:
             hi = mid
@@ -158,64 +164,64 @@ def solve_carrier_speed(p, s, open_diff, awd, adc, in_gear, reduction, inv_dt, e
 
 
 @njit(cache=True)
-def _held_lambda(s, include_front, ring, target_nm):
+def _held_lambda(s, w, include_front, ring, target_nm):
     """Common friction use lambda of the wheels held at zero carrying ``target_nm`` at the carrier:
     rear T_i = a_i + lambda f_i, engaged fronts likewise (costing ring x that)."""
-    sum_a = s.wheel_lin_a_nm[2] + s.wheel_lin_a_nm[3]
-    sum_f = s.resist_torque_nm[2] + s.resist_torque_nm[3]
+    sum_a = w.wheel_lin_a_nm[RL] + w.wheel_lin_a_nm[RR]
+    sum_f = s.resist_torque_nm[RL] + s.resist_torque_nm[RR]
     if include_front:
-        sum_a += ring * (s.wheel_lin_a_nm[0] + s.wheel_lin_a_nm[1])
-        sum_f += ring * (s.resist_torque_nm[0] + s.resist_torque_nm[1])
+        sum_a += ring * (w.wheel_lin_a_nm[FL] + w.wheel_lin_a_nm[FR])
+        sum_f += ring * (s.resist_torque_nm[FL] + s.resist_torque_nm[FR])
     if sum_f <= 0.0:
         return 0.0
     return min(1.0, max(-1.0, (target_nm - sum_a) / sum_f))
 
 
 @njit(cache=True)
-def _free_front(s, j):
+def _free_front(s, w, j):
     """Front wheel j not caught by the ring: it ends at its free spin with no shaft torque."""
-    s.wheel_end_omega_rad_s[j] = s.wheel_free_omega_rad_s[j]
-    s.wheel_end_shaft_nm[j] = 0.0
+    w.wheel_end_omega_rad_s[j] = w.wheel_free_omega_rad_s[j]
+    w.wheel_end_shaft_nm[j] = 0.0
     s.front_engaged[j] = False
 
 
 @njit(cache=True)
-def _engage_front(s, j, omega, torque_nm):
+def _engage_front(s, w, j, omega, torque_nm):
     """Front wheel j driven by the ring: it ends at ``omega`` with ``torque_nm``; returns the torque."""
-    s.wheel_end_omega_rad_s[j] = omega
-    s.wheel_end_shaft_nm[j] = torque_nm
+    w.wheel_end_omega_rad_s[j] = omega
+    w.wheel_end_shaft_nm[j] = torque_nm
     s.front_engaged[j] = True
     return torque_nm
 
 
 @njit(cache=True)
-def _place_wheels_moving(s, c, open_diff, awd, adc):
+def _place_wheels_moving(s, w, c, open_diff, awd, adc):
     """End speeds and shaft torques of the wheels for a turning carrier; returns the front ring torque."""
     side = 1.0 if c > 0.0 else -1.0
     if open_diff:
-        t = open_diff_wheel_torque(s, c, side)
+        t = open_diff_wheel_torque(s, w, c, side)
         for i in range(2, 4):
-            s.wheel_end_omega_rad_s[i] = spin_for_torque(s.wheel_lin_a_nm[i], s.wheel_lin_b_nm_s[i],
+            w.wheel_end_omega_rad_s[i] = spin_for_torque(w.wheel_lin_a_nm[i], w.wheel_lin_b_nm_s[i],
                                                          s.resist_torque_nm[i], t)
-            s.wheel_end_shaft_nm[i] = t
+            w.wheel_end_shaft_nm[i] = t
     else:
         for i in range(2, 4):
-            s.wheel_end_omega_rad_s[i] = c
-            s.wheel_end_shaft_nm[i] = shaft_torque(s.wheel_lin_a_nm[i], s.wheel_lin_b_nm_s[i],
+            w.wheel_end_omega_rad_s[i] = c
+            w.wheel_end_shaft_nm[i] = shaft_torque(w.wheel_lin_a_nm[i], w.wheel_lin_b_nm_s[i],
                                                    s.resist_torque_nm[i], c, side)
     ring_torque = 0.0
     for j in range(2):
-        if awd and front_engaged(s, j, c, side, adc):
-            w = s.front_ring_ratio * c
-            t = shaft_torque(s.wheel_lin_a_nm[j], s.wheel_lin_b_nm_s[j], s.resist_torque_nm[j], w, side)
-            ring_torque += _engage_front(s, j, w, t)
+        if awd and front_engaged(s, w, j, c, side, adc):
+            omega = s.front_ring_ratio * c
+            t = shaft_torque(w.wheel_lin_a_nm[j], w.wheel_lin_b_nm_s[j], s.resist_torque_nm[j], omega, side)
+            ring_torque += _engage_front(s, w, j, omega, t)
         else:
-            _free_front(s, j)
+            _free_front(s, w, j)
     return ring_torque
 
 
 @njit(cache=True)
-def _place_wheels_held(s, carrier_nm, open_diff, awd, adc, rear_low, rear_high):
+def _place_wheels_held(s, w, carrier_nm, open_diff, awd, adc, rear_low, rear_high):
     """End speeds and shaft torques with the carrier held at zero carrying ``carrier_nm``.
 
     With ADC the locked fronts share the load with the rears at a common friction use. Without it the
@@ -229,32 +235,32 @@ def _place_wheels_held(s, carrier_nm, open_diff, awd, adc, rear_low, rear_high):
     if open_diff:
         t = 0.5 * carrier_nm
         for i in range(2, 4):
-            s.wheel_end_omega_rad_s[i] = spin_for_torque(s.wheel_lin_a_nm[i], s.wheel_lin_b_nm_s[i],
+            w.wheel_end_omega_rad_s[i] = spin_for_torque(w.wheel_lin_a_nm[i], w.wheel_lin_b_nm_s[i],
                                                          s.resist_torque_nm[i], t)
-            s.wheel_end_shaft_nm[i] = t
+            w.wheel_end_shaft_nm[i] = t
     elif lock_front:
-        lam = _held_lambda(s, True, ring, carrier_nm)
+        lam = _held_lambda(s, w, True, ring, carrier_nm)
         for i in range(2, 4):
-            s.wheel_end_omega_rad_s[i] = 0.0
-            s.wheel_end_shaft_nm[i] = s.wheel_lin_a_nm[i] + lam * s.resist_torque_nm[i]
+            w.wheel_end_omega_rad_s[i] = 0.0
+            w.wheel_end_shaft_nm[i] = w.wheel_lin_a_nm[i] + lam * s.resist_torque_nm[i]
         for j in range(2):
-            ring_torque += _engage_front(s, j, 0.0, s.wheel_lin_a_nm[j] + lam * s.resist_torque_nm[j])
+            ring_torque += _engage_front(s, w, j, 0.0, w.wheel_lin_a_nm[j] + lam * s.resist_torque_nm[j])
         return ring_torque
     else:
         rear_nm = carrier_nm
         if awd and (carrier_nm > rear_high or carrier_nm < rear_low):
             side = 1.0 if carrier_nm > rear_high else -1.0
             edge = rear_high if side > 0.0 else rear_low
-            engaged0 = front_engaged(s, 0, 0.0, side, False)
-            engaged1 = front_engaged(s, 1, 0.0, side, False)
+            engaged0 = front_engaged(s, w, 0, 0.0, side, False)
+            engaged1 = front_engaged(s, w, 1, 0.0, side, False)
             sum_a = 0.0
             sum_f = 0.0
             if engaged0:
-                sum_a += s.wheel_lin_a_nm[0]
-                sum_f += s.resist_torque_nm[0]
+                sum_a += w.wheel_lin_a_nm[FL]
+                sum_f += s.resist_torque_nm[FL]
             if engaged1:
-                sum_a += s.wheel_lin_a_nm[1]
-                sum_f += s.resist_torque_nm[1]
+                sum_a += w.wheel_lin_a_nm[FR]
+                sum_f += s.resist_torque_nm[FR]
             # the fronts' share at the carrier, within what they can carry held at zero
             front_nm = min(max(carrier_nm - edge, ring * (sum_a - sum_f)), ring * (sum_a + sum_f))
             rear_nm = carrier_nm - front_nm
@@ -263,24 +269,24 @@ def _place_wheels_held(s, carrier_nm, open_diff, awd, adc, rear_low, rear_high):
                 mu = min(1.0, max(-1.0, (front_nm / ring - sum_a) / sum_f))
             for j in range(2):
                 if (engaged0 if j == 0 else engaged1):
-                    ring_torque += _engage_front(s, j, 0.0, s.wheel_lin_a_nm[j] + mu * s.resist_torque_nm[j])
+                    ring_torque += _engage_front(s, w, j, 0.0, w.wheel_lin_a_nm[j] + mu * s.resist_torque_nm[j])
                 else:
-                    _free_front(s, j)
+                    _free_front(s, w, j)
         else:
             for j in range(2):
-                _free_front(s, j)
-        lam = _held_lambda(s, False, ring, rear_nm)
+                _free_front(s, w, j)
+        lam = _held_lambda(s, w, False, ring, rear_nm)
         for i in range(2, 4):
-            s.wheel_end_omega_rad_s[i] = 0.0
-            s.wheel_end_shaft_nm[i] = s.wheel_lin_a_nm[i] + lam * s.resist_torque_nm[i]
+            w.wheel_end_omega_rad_s[i] = 0.0
+            w.wheel_end_shaft_nm[i] = w.wheel_lin_a_nm[i] + lam * s.resist_torque_nm[i]
         return ring_torque
     for j in range(2):
-        _free_front(s, j)
+        _free_front(s, w, j)
     return ring_torque
 
 
 @njit(cache=True)
-def solve_driveline(dt, p, s, external_nm):
+def solve_driveline(dt, p, s, w, external_nm):
     """Spin phase of the tick: writes the wheels' end speeds and shaft torques (``wheel_end_*``), the
     engine speed, clutch, carrier and park state, and the engine-to-axle energy flows."""
     inv_dt = 1.0 / dt
@@ -292,21 +298,21 @@ def solve_driveline(dt, p, s, external_nm):
     awd = s.drive_mode == DRIVE_ALL_WHEEL and in_gear
     adc = awd and p.adc != 0 and s.pedal_input <= 0.0 and s.clutch_torque_nm < 0.0
     s.adc_active = adc
-    c = solve_carrier_speed(p, s, open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm)
+    c = solve_carrier_speed(p, s, w, open_diff, awd, adc, in_gear, reduction, inv_dt, external_nm, park_nm)
 
     transmission = transmission_torque(p, s, c, in_gear, reduction, inv_dt, external_nm)
     if c == 0.0:
         # the hold band of solve_carrier_speed: the rears plus, in AWD, the fronts the ring catches
-        rear_low = rear_torque(s, 0.0, -1.0, open_diff)
-        rear_high = rear_torque(s, 0.0, 1.0, open_diff)
-        low = rear_low + front_torque(s, 0.0, -1.0, awd, adc)
-        high = rear_high + front_torque(s, 0.0, 1.0, awd, adc)
+        rear_low = rear_torque(s, w, 0.0, -1.0, open_diff)
+        rear_high = rear_torque(s, w, 0.0, 1.0, open_diff)
+        low = rear_low + front_torque(s, w, 0.0, -1.0, awd, adc)
+        high = rear_high + front_torque(s, w, 0.0, 1.0, awd, adc)
         carrier_nm = min(max(transmission, low), high)
         s.park_torque_nm = carrier_nm - transmission
-        ring_torque = _place_wheels_held(s, carrier_nm, open_diff, awd, adc, rear_low, rear_high)
+        ring_torque = _place_wheels_held(s, w, carrier_nm, open_diff, awd, adc, rear_low, rear_high)
     else:
         s.park_torque_nm = -park_nm if c > 0.0 else park_nm
-        ring_torque = _place_wheels_moving(s, c, open_diff, awd, adc)
+        ring_torque = _place_wheels_moving(s, w, c, open_diff, awd, adc)
     s.front_ring_torque_nm = ring_torque
     s.parked = gear == GEAR_PARK and c == 0.0
 

@@ -8,6 +8,7 @@ import math
 
 from numba import njit
 
+from acres_gym.constants import WHEEL_FL, WHEEL_FR, WHEEL_RL, WHEEL_RR
 from acres_gym.model.curves import ackermann
 
 DEG_TO_RAD = math.pi / 180.0
@@ -24,9 +25,9 @@ def step_steering(dt, p, s):
     """Sets the front wheel angles from the steering wheel angle and advances ``time_s`` (seed order)."""
     bicycle = road_wheel_angle_rad(p, s.steering_wheel_deg)
     left, right = ackermann(bicycle, p.wheelbase_m, p.track_front_m)
-    s.road_wheel_angle_rad[0] = left
-    s.road_wheel_angle_rad[1] = right
-    s.road_wheel_angle_rad[2] = 0.0
-    s.road_wheel_angle_rad[3] = 0.0
+    s.road_wheel_angle_rad[WHEEL_FL] = left
+    s.road_wheel_angle_rad[WHEEL_FR] = right
+    s.road_wheel_angle_rad[WHEEL_RL] = 0.0
+    s.road_wheel_angle_rad[WHEEL_RR] = 0.0
     s.road_wheel_rad = bicycle
     s.time_s += dt

@@ -14,7 +14,7 @@ in series (seed: "wheel rates ... spring at the wheel, in series with the tyre")
 with L the distance from the hardpoint to the ground along the suspension axis and theta the angle
 between that axis and the ground normal; c is clamped to the travel (droop and bump stops are rigid).
 The damper (``damper_n_s_m``) acts on the compression rate; it is integrated implicitly with the corner
-mass (DESIGN.md, "Stiff contacts").
+mass (docs/architecture.md, "Stiff contacts").
 """
 
 import math

@@ -25,7 +25,7 @@ if not os.environ.get("NUMBA_THREADING_LAYER"):
 PARALLEL_MIN_VEHICLES = 16
 """Batches smaller than this run on the calling thread: below it, handing vehicles to worker threads costs more
 than it saves on 2 cores (a 2- and 8-vehicle batch ran 1.4x and 1.6x slower in parallel under load, 16 and
-more ran 5-13 % faster; ``python -m acres_gym.bench`` prints both)."""
+more ran 5-13 % faster; ``python -m acres_gym.tools.bench`` prints both)."""
 
 
 def use_parallel(n_vehicles: int) -> bool:

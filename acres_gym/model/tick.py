@@ -14,7 +14,7 @@ import math
 
 from numba import njit, prange
 
-from acres_gym.constants import DIVERGED_BELOW_GROUND, DIVERGED_NON_FINITE, DT_S
+from acres_gym.constants import DIVERGED_BELOW_GROUND, DIVERGED_NON_FINITE, DT_S, WHEEL_FL, WHEEL_FR, WHEEL_RL, WHEEL_RR
 from acres_gym.dbw.step import step_dbw
 from acres_gym.model import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
 from acres_gym.model.chassis import flag_diverged, step_chassis
@@ -26,35 +26,40 @@ from acres_gym.model.steering import step_steering
 from acres_gym.model.wheel import prepare_wheel, settle_wheel
 from acres_gym.terrain.sampling import sample_height
 
+FL, FR, RL, RR = WHEEL_FL, WHEEL_FR, WHEEL_RL, WHEEL_RR  # wheel indices, front left to rear right
+
 
 @njit(cache=True)
-def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
-    """Advances one vehicle by one tick. A diverged vehicle stays frozen (``diverged_reason``: a
-    non-finite speed, a body speed or rotation beyond the bounds, or the centre of mass below the
-    ground)."""
+def step_vehicle(dt, p, cmd, s, w, message_tick, terrain):
+    """Advances one vehicle by one tick on ``terrain`` (``RangerSim.terrain_args``: heights, surface ids,
+    wetness, origins, cells of the K terrains and the surface table). A diverged vehicle stays frozen
+    (``diverged_reason``: a non-finite speed, a body speed or rotation beyond the bounds, or the centre of mass
+    below the ground)."""
     if s.diverged:
         return
+    height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces = terrain
     step_dbw(dt, p, cmd, s, message_tick)
     step_steering(dt, p, s)
-    speed_mps = 0.5 * (s.wheel_omega_rad_s[2] * s.rolling_radius_m[2] + s.wheel_omega_rad_s[3] * s.rolling_radius_m[3])
+    omega, radius = s.wheel_omega_rad_s, s.rolling_radius_m
+    speed_mps = 0.5 * (omega[RL] * radius[RL] + omega[RR] * radius[RR])  # rear wheels' ground speed
     step_engine(dt, p, s, speed_mps)
     step_cvt(dt, p, s, s.gear)
     k = s.terrain_index
     elastic_before = 0.0
     for i in range(4):
         elastic_before += s.elastic_energy_j[i]
+    ground = (height_m[k], surface_id[k], wetness[k], origin_xy_m[k, 0], origin_xy_m[k, 1], cell_m[k])
     for i in range(4):
-        prepare_wheel(dt, i, p, s, height_m[k], surface_id[k], wetness[k], origin_xy_m[k, 0], origin_xy_m[k, 1],
-                      cell_m[k], surfaces)
-    solve_driveline(dt, p, s, cmd.carrier_drive_nm)
+        prepare_wheel(dt, i, p, s, w, ground, surfaces)
+    solve_driveline(dt, p, s, w, cmd.carrier_drive_nm)
     contact_power = 0.0
     for i in range(4):
-        settle_wheel(i, p, s, s.wheel_end_omega_rad_s[i], s.wheel_end_shaft_nm[i])
-        contact_power += account_wheel(dt, s, i, s.wheel_omega_rad_s[i], s.wheel_end_shaft_nm[i])
-    step_chassis(dt, p, s, contact_power, elastic_before)
+        settle_wheel(i, p, s, w, w.wheel_end_omega_rad_s[i], w.wheel_end_shaft_nm[i])
+        contact_power += account_wheel(dt, s, w, i, s.wheel_omega_rad_s[i], w.wheel_end_shaft_nm[i])
+    step_chassis(dt, p, s, w, contact_power, elastic_before)
     s.tick += 1
-    if not (math.isfinite(s.engine_rpm) and math.isfinite(s.wheel_omega_rad_s[0] + s.wheel_omega_rad_s[1]
-                                                         + s.wheel_omega_rad_s[2] + s.wheel_omega_rad_s[3])):
+    if not (math.isfinite(s.engine_rpm) and math.isfinite(s.wheel_omega_rad_s[FL] + s.wheel_omega_rad_s[FR]
+                                                         + s.wheel_omega_rad_s[RL] + s.wheel_omega_rad_s[RR])):
         flag_diverged(s, DIVERGED_NON_FINITE)
     ground, _gx, _gy = sample_height(height_m[k], origin_xy_m[k, 0], origin_xy_m[k, 1], cell_m[k], s.position_m[0],
                                      s.position_m[1])
@@ -63,25 +68,22 @@ def step_vehicle(dt, p, cmd, s, message_tick, height_m, surface_id, wetness, ori
 
 
 @njit(cache=True)
-def advance(p, c, s, n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
+def advance(p, c, s, w, n_ticks, terrain):
     """Advances one vehicle by ``n_ticks`` holding its command (its messages count on the first tick)."""
     for t in range(n_ticks):
-        step_vehicle(DT_S, p, c, s, t == 0, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces)
+        step_vehicle(DT_S, p, c, s, w, t == 0, terrain)
 
 
 @njit(cache=True, parallel=True)
-def run_ticks(params, state, commands, n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m, surfaces):
+def run_ticks(params, state, work, commands, n_ticks, terrain):
     """Advances every vehicle by ``n_ticks`` ticks of 1/120 s in one call, vehicles in parallel threads;
-    no Python per tick."""
+    no Python per tick. ``terrain`` is ``RangerSim.terrain_args``."""
     for v in prange(state.shape[0]):
-        advance(params[v], commands[v], state[v], n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m,
-                surfaces)
+        advance(params[v], commands[v], state[v], work[v], n_ticks, terrain)
 
 
 @njit(cache=True)
-def run_ticks_serial(params, state, commands, n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m,
-                     surfaces):
+def run_ticks_serial(params, state, work, commands, n_ticks, terrain):
     """``run_ticks`` on the calling thread (one vehicle: no idle worker threads)."""
     for v in range(state.shape[0]):
-        advance(params[v], commands[v], state[v], n_ticks, height_m, surface_id, wetness, origin_xy_m, cell_m,
-                surfaces)
+        advance(params[v], commands[v], state[v], work[v], n_ticks, terrain)

@@ -3,7 +3,7 @@
 The seed (002, ``PrepareUtvWheel``) asks for "the tanh friction curve with the wet film on hard ground,
 lateral slip with relaxation and the friction circle". This module implements it as a transient-slip
 (brush deflection) tyre, in both directions, so the tyre is a spring-damper at rest and a braked vehicle
-holds on a grade without creep (DESIGN.md, "Standing still"):
+holds on a grade without creep (docs/architecture.md, "Standing still"):
 
     longitudinal deflection u:  du/dt = (omega r - v_x) - lambda_x u,   lambda_x = max(|v_x|, |omega r|) / sigma_x
     lateral deflection w:       dw/dt = -v_y - lambda_y w,             lambda_y = max(|v_x|, |omega r|) / sigma_y
@@ -29,6 +29,8 @@ end-of-tick spin omega about the tick's start, F_x(omega) = F_x0 + k (omega - om
 import math
 
 from numba import njit
+
+from acres_gym.constants import STANDARD_GRAVITY_MPS2
 
 SHAPE_TANH = 0  # hard ground
 SHAPE_JANOSI = 1  # deformable soil
@@ -90,4 +92,4 @@ def wet_friction(mu_dry, mu_wet, wetness, film_loss, film_speed_mps, sliding_spe
 @njit(cache=True)
 def contact_damping(stiffness_n_m, load_n, damping_ratio):
     """Damper of the tyre's transient-slip spring: 2 zeta sqrt(k m) with the corner mass m = N / g."""
-    return 2.0 * damping_ratio * math.sqrt(max(stiffness_n_m, 0.0) * max(load_n, 0.0) / 9.80665)
+    return 2.0 * damping_ratio * math.sqrt(max(stiffness_n_m, 0.0) * max(load_n, 0.0) / STANDARD_GRAVITY_MPS2)

@@ -15,6 +15,7 @@ import math
 
 from numba import njit
 
+from acres_gym.constants import STANDARD_GRAVITY_MPS2
 from acres_gym.model.brakes import brake_torque_nm
 from acres_gym.model.curves import slip
 from acres_gym.model.soil import effective_shear_modulus, max_shear_force, tyre_on_soil
@@ -108,19 +109,19 @@ def soil_contact(dt, i, p, s, row, load, v_long):
 
 
 @njit(cache=True)
-def _no_contact(i, p, s, dt):
+def _no_contact(i, p, s, w, dt):
     s.in_contact[i] = False
     s.normal_load_n[i] = 0.0
     s.suspension_compression_m[i] = 0.0
     s.suspension_rate_mps[i] = 0.0
     s.tyre_deflection_m[i] = 0.0
     s.friction_limit_n[i] = 0.0
-    s.tyre_demand_y_n[i] = 0.0
-    s.tyre_stiffness_x_n_m[i] = 0.0
-    s.tyre_damping_x_n_s_m[i] = 0.0
-    s.tyre_decay_x[i] = 1.0
-    s.tyre_gain_x_s[i] = 0.0
-    s.tyre_relax_x_per_s[i] = 0.0
+    w.tyre_demand_y_n[i] = 0.0
+    w.tyre_stiffness_x_n_m[i] = 0.0
+    w.tyre_damping_x_n_s_m[i] = 0.0
+    w.tyre_decay_x[i] = 1.0
+    w.tyre_gain_x_s[i] = 0.0
+    w.tyre_relax_x_per_s[i] = 0.0
     s.tyre_long_deflection_m[i] = 0.0
     s.tyre_lat_deflection_m[i] = 0.0
     s.wheel_long_speed_mps[i] = 0.0
@@ -133,8 +134,11 @@ def _no_contact(i, p, s, dt):
 
 
 @njit(cache=True)
-def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, origin_y, cell, surfaces):
-    """Contact phase of wheel ``i`` (seed ``PrepareUtvWheel``); writes the wheel's fields of ``s``."""
+def prepare_wheel(dt, i, p, s, w, ground, surfaces):
+    """Contact phase of wheel ``i`` (seed ``PrepareUtvWheel``) on ``ground`` (the vehicle's terrain: heights,
+    surface ids, wetness, origin x, origin y, cell) with the surface table ``surfaces``; writes the wheel's
+    fields of ``s``."""
+    height, surface_grid, wetness_grid, origin_x, origin_y, cell = ground
     q = s.orientation_wxyz
     ux, uy, uz = rotate(q, 0.0, 0.0, 1.0)
     rx, ry, rz = rotate(q, p.hardpoint_x_m[i], p.hardpoint_y_m[i], p.hardpoint_z_m[i])
@@ -172,24 +176,24 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
         if deflection > p.tyre_section_m:  # the rim reached the ground: outside the tyre model
             s.tyre_bottomed = True
     if not contact:
-        _no_contact(i, p, s, dt)
+        _no_contact(i, p, s, w, dt)
         s.elastic_energy_j[i] = elastic_energy(p, i, 0.0, 0.0)
         s.resist_torque_nm[i] = brake + p.bearing_drag_nm
-        s.friction_brake_share[i] = brake / max(brake + p.bearing_drag_nm, 1e-12)
-        s.friction_soil_share[i] = 0.0
+        w.friction_brake_share[i] = brake / max(brake + p.bearing_drag_nm, 1e-12)
+        w.friction_soil_share[i] = 0.0
         a = -inertia * omega0 / dt
-        s.wheel_lin_a_nm[i] = a
-        s.wheel_lin_b_nm_s[i] = inertia / dt
-        s.wheel_lin_fx0_n[i] = 0.0
-        s.wheel_lin_dfx_n_s[i] = 0.0
-        s.wheel_free_omega_rad_s[i] = free_spin(a, inertia / dt, s.resist_torque_nm[i])
+        w.wheel_lin_a_nm[i] = a
+        w.wheel_lin_b_nm_s[i] = inertia / dt
+        w.wheel_lin_fx0_n[i] = 0.0
+        w.wheel_lin_dfx_n_s[i] = 0.0
+        w.wheel_free_omega_rad_s[i] = free_spin(a, inertia / dt, s.resist_torque_nm[i])
         return
 
     # suspension: spring force, implicit damper, tyre vertical damping
     hvx, hvy, hvz = cross(wx, wy, wz, rx, ry, rz)
     approach = dot(vx0 + hvx, vy0 + hvy, vz0 + hvz, nx, ny, nz) / cos_theta  # dL/dt
     k_t = p.tyre_vertical_stiffness_n_m
-    corner_mass = p.static_load_n[i] / 9.80665
+    corner_mass = p.static_load_n[i] / STANDARD_GRAVITY_MPS2
     damper = p.damper_n_s_m[i]
     rate = -share * approach  # dc/dt
     damper_force = damper * rate / (1.0 + dt * damper * share / corner_mass)
@@ -217,12 +221,12 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
     hn = dot(hx, hy, hz, nx, ny, nz)
     tx, ty, tz = normalize(hx - hn * nx, hy - hn * ny, hz - hn * nz)
     lx, ly, lz = cross(nx, ny, nz, tx, ty, tz)
-    s.tyre_dir_x[i, 0] = tx
-    s.tyre_dir_x[i, 1] = ty
-    s.tyre_dir_x[i, 2] = tz
-    s.tyre_dir_y[i, 0] = lx
-    s.tyre_dir_y[i, 1] = ly
-    s.tyre_dir_y[i, 2] = lz
+    w.tyre_dir_x[i, 0] = tx
+    w.tyre_dir_x[i, 1] = ty
+    w.tyre_dir_x[i, 2] = tz
+    w.tyre_dir_y[i, 0] = lx
+    w.tyre_dir_y[i, 1] = ly
+    w.tyre_dir_y[i, 2] = lz
     cx_, cy_, cz_ = qx - s.position_m[0], qy - s.position_m[1], qz - s.position_m[2]
     cvx, cvy, cvz = cross(wx, wy, wz, cx_, cy_, cz_)
     vcx, vcy, vcz = vx0 + cvx, vy0 + cvy, vz0 + cvz
@@ -254,7 +258,7 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
         s.soil_compaction_n[i] = 0.0
     s.motion_resistance_n[i] = resistance
     s.friction_limit_n[i] = f_max
-    s.tyre_shape[i] = shape
+    w.tyre_shape[i] = shape
 
     # transient slip: exact relaxation over the tick, demands linear in the end-of-tick spin
     rolling_speed = max(abs(v_long), abs(omega0 * radius))
@@ -269,12 +273,12 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
     w1 = decay_y * s.tyre_lat_deflection_m[i] + gain_y * (-v_lat)
     f_y = k_y * w1 + c_y * (-v_lat - relax_y * w1)
     s.tyre_lat_deflection_m[i] = w1
-    s.tyre_demand_y_n[i] = f_y
-    s.tyre_decay_x[i] = decay_x
-    s.tyre_gain_x_s[i] = gain_x
-    s.tyre_stiffness_x_n_m[i] = k_x
-    s.tyre_damping_x_n_s_m[i] = c_x
-    s.tyre_relax_x_per_s[i] = relax_x
+    w.tyre_demand_y_n[i] = f_y
+    w.tyre_decay_x[i] = decay_x
+    w.tyre_gain_x_s[i] = gain_x
+    w.tyre_stiffness_x_n_m[i] = k_x
+    w.tyre_damping_x_n_s_m[i] = c_x
+    w.tyre_relax_x_per_s[i] = relax_x
     u0 = decay_x * s.tyre_long_deflection_m[i] + gain_x * (omega0 * radius - v_long)
     f_x0 = k_x * u0 + c_x * (omega0 * radius - v_long - relax_x * u0)
     fx0, _fy0, dfx_dfx = circle(f_x0, f_y, f_max, shape)
@@ -285,17 +289,17 @@ def prepare_wheel(dt, i, p, s, height, surface_grid, wetness_grid, origin_x, ori
     a = radius * fx0 - b * omega0
     friction = brake + resistance * radius + p.bearing_drag_nm
     s.resist_torque_nm[i] = friction
-    s.friction_brake_share[i] = brake / max(friction, 1e-12)
-    s.friction_soil_share[i] = soil_resistance * radius / max(friction, 1e-12)
-    s.wheel_lin_a_nm[i] = a
-    s.wheel_lin_b_nm_s[i] = b
-    s.wheel_lin_fx0_n[i] = fx0
-    s.wheel_lin_dfx_n_s[i] = dfx_domega
-    s.wheel_free_omega_rad_s[i] = free_spin(a, b, friction)
+    w.friction_brake_share[i] = brake / max(friction, 1e-12)
+    w.friction_soil_share[i] = soil_resistance * radius / max(friction, 1e-12)
+    w.wheel_lin_a_nm[i] = a
+    w.wheel_lin_b_nm_s[i] = b
+    w.wheel_lin_fx0_n[i] = fx0
+    w.wheel_lin_dfx_n_s[i] = dfx_domega
+    w.wheel_free_omega_rad_s[i] = free_spin(a, b, friction)
 
 
 @njit(cache=True)
-def settle_wheel(i, p, s, omega1, shaft_torque_nm):
+def settle_wheel(i, p, s, w, omega1, shaft_torque_nm):
     """Settle phase of wheel ``i``: end-of-tick spin, deflections and the tyre forces of the tick.
 
     The longitudinal force is the linearised one the spin solve used (action equals reaction between
@@ -313,12 +317,12 @@ def settle_wheel(i, p, s, omega1, shaft_torque_nm):
     radius = s.rolling_radius_m[i]
     v_long = s.wheel_long_speed_mps[i]
     slip_velocity = omega1 * radius - v_long
-    u1 = s.tyre_decay_x[i] * s.tyre_long_deflection_m[i] + s.tyre_gain_x_s[i] * slip_velocity
-    k_x = s.tyre_stiffness_x_n_m[i]
-    f_x = k_x * u1 + s.tyre_damping_x_n_s_m[i] * (slip_velocity - s.tyre_relax_x_per_s[i] * u1)
+    u1 = w.tyre_decay_x[i] * s.tyre_long_deflection_m[i] + w.tyre_gain_x_s[i] * slip_velocity
+    k_x = w.tyre_stiffness_x_n_m[i]
+    f_x = k_x * u1 + w.tyre_damping_x_n_s_m[i] * (slip_velocity - w.tyre_relax_x_per_s[i] * u1)
     f_max = s.friction_limit_n[i]
-    _fx, fy, _d = circle(f_x, s.tyre_demand_y_n[i], f_max, s.tyre_shape[i])
-    fx = s.wheel_lin_fx0_n[i] + s.wheel_lin_dfx_n_s[i] * (omega1 - omega0)
+    _fx, fy, _d = circle(f_x, w.tyre_demand_y_n[i], f_max, w.tyre_shape[i])
+    fx = w.wheel_lin_fx0_n[i] + w.wheel_lin_dfx_n_s[i] * (omega1 - omega0)
     # a sliding tyre does not wind its spring up without bound
     load = s.normal_load_n[i]
     k_y = p.cornering_stiffness_per_rad * load / p.lateral_relaxation_m
@@ -332,7 +336,7 @@ def settle_wheel(i, p, s, omega1, shaft_torque_nm):
     s.tyre_long_deflection_m[i] = u1
     s.tyre_fx_n[i] = fx
     s.tyre_fy_n[i] = fy
-    if s.tyre_shape[i] == SHAPE_JANOSI:
+    if w.tyre_shape[i] == SHAPE_JANOSI:
         s.gross_thrust_n[i] = fx
     s.slip_ratio[i] = slip(omega1, radius, v_long)
     s.slip_angle_rad[i] = math.atan2(s.wheel_lat_speed_mps[i], max(abs(v_long), 0.2))

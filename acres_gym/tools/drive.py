@@ -14,11 +14,12 @@ import math
 import numpy as np
 
 from acres_gym.constants import DT_S, PEDAL_BRAKE_PRESSURE, PEDAL_PERCENT, ULC_VELOCITY
+from acres_gym.dbw.command import MESSAGE_SUBSYSTEMS, clear_sent, mark_sent
 from acres_gym.dbw.reports import dbw_reports
 from acres_gym.sim import RangerSim
 
 TICKS_PER_STEP = 6  # 20 Hz control
-SUBSYSTEMS = ("steer", "throttle", "brake", "ulc")
+SUBSYSTEMS = MESSAGE_SUBSYSTEMS
 
 
 class DbwDrive:
@@ -57,12 +58,10 @@ class DbwDrive:
         out = {f: np.empty(n) for f in fields}
         out["t"] = (np.arange(n) + 1) * DT_S
         for k in range(n):
-            message = self.ticks % TICKS_PER_STEP == 0
-            for name in SUBSYSTEMS:
-                self.c[f"{name}_fresh"] = message and name in self.sending
-            if not message:
-                self.c.gear_cmd = 0  # a gear command is one message
+            if self.ticks % TICKS_PER_STEP == 0:
+                mark_sent(self.c, self.sending)
             self.sim.step(1)
+            clear_sent(self.c)  # the messages and a gear command count once
             self.ticks += 1
             for f in fields:
                 out[f][k] = self.s[f][vehicle]

@@ -1,4 +1,4 @@
-"""A scripted drive through the DBW layer: ``python -m acres_gym.demo`` (``make run``).
+"""A scripted drive through the DBW layer: ``python -m acres_gym.tools.demo`` (``make run``).
 
 One Ranger starts parked on generated rough grass (``rough``) with a dry sand patch painted across its
 path (``with_polygons``) and is driven the way an autonomy stack drives it, with DBW messages at 20 Hz
@@ -43,6 +43,7 @@ from acres_gym.constants import (
     STEER_CURVATURE,
     ULC_VELOCITY,
 )
+from acres_gym.dbw.command import send
 from acres_gym.sim import RangerSim
 from acres_gym.terrain import rough, with_polygons
 
@@ -90,16 +91,10 @@ def make_terrain(seed: int):
 def _send(cmd, target_mps: float, curvature_per_m: float, gear: int) -> None:
     """One control step's DBW messages: system enable, ULC velocity and curvature steering, each with
     its enable and fresh flag; ``gear`` is a gear command event (GEAR_NONE: none this step)."""
-    cmd.system_enable = True
-    cmd.ulc_mode = ULC_VELOCITY
-    cmd.ulc_cmd = target_mps
-    cmd.ulc_enable = True
-    cmd.ulc_fresh = True
-    cmd.steer_mode = STEER_CURVATURE
-    cmd.steer_cmd = curvature_per_m
-    cmd.steer_enable = True
-    cmd.steer_fresh = True
-    cmd.gear_cmd = gear
+    send(cmd, "Enable", data=True)
+    send(cmd, "UlcCmd", cmd_type=ULC_VELOCITY, cmd=target_mps, enable=True)
+    send(cmd, "SteeringCmd", cmd_type=STEER_CURVATURE, cmd=curvature_per_m, enable=True)
+    send(cmd, "GearCmd", cmd=gear)
 
 
 def _num(x: float, digits: int) -> str:

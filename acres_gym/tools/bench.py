@@ -1,4 +1,4 @@
-"""Performance table of the simulator: ``python -m acres_gym.bench`` (``make bench``, ``acres-bench``).
+"""Performance table of the simulator: ``python -m acres_gym.tools.bench`` (``make bench``, ``acres-bench``).
 
 Every figure is measured in this process, on this machine:
 
@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numba
 
 from acres_gym.constants import STEER_ANGLE, ULC_VELOCITY
+from acres_gym.dbw.command import send
 from acres_gym.model.tick import run_ticks_serial
 from acres_gym.sim import RangerSim
 from acres_gym.terrain import flat
@@ -186,15 +187,10 @@ def _dbw_control(sim, k: int) -> None:
     """One control step of DBW commands: system enable, a steering angle (a slow weave of the steering
     wheel) and a ULC velocity command, each with its enable and fresh flag."""
     c = sim.commands
-    c.system_enable = True
-    c.steer_mode = STEER_ANGLE
-    c.steer_cmd = 90.0 * math.sin(0.05 * k)  # steering wheel, deg; a 6.3 s period at 20 Hz
-    c.steer_enable = True
-    c.steer_fresh = True
-    c.ulc_mode = ULC_VELOCITY
-    c.ulc_cmd = 8.0
-    c.ulc_enable = True
-    c.ulc_fresh = True
+    send(c, "Enable", data=True)
+    # steering wheel, deg: a 6.3 s period at 20 Hz
+    send(c, "SteeringCmd", cmd_type=STEER_ANGLE, cmd=90.0 * math.sin(0.05 * k), enable=True)
+    send(c, "UlcCmd", cmd_type=ULC_VELOCITY, cmd=8.0, enable=True)
 
 
 def _status(value: float | None, threshold: float) -> str:

@@ -1,10 +1,10 @@
 """The validation table: each row checks the model against a reference on a fresh simulation.
 
-    python -m acres_gym.validate            # all rows; exit status 1 when a row fails
-    python -m acres_gym.validate --only brake --json out.json
+    python -m acres_gym.tools.validate            # all rows; exit status 1 when a row fails
+    python -m acres_gym.tools.validate --only brake --json out.json
 
 A row is a name, the measured value, the reference range, the unit, pass/fail, the kind of check and the
-source of the reference. The manoeuvres are those of ``acres_gym.scenarios`` (the test suite runs the same
+source of the reference. The manoeuvres are those of ``acres_gym.tools.scenarios`` (the test suite runs the same
 ones). Two kinds of row:
 
 - ``independent``: the reference does not come from the model's own parameters or formulas: a physical
@@ -26,10 +26,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from acres_gym import scenarios
 from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TURF, DRIVE_TWO_WHEEL, GEAR_HIGH, GEAR_LOW, GEAR_PARK
-from acres_gym.dbw.validation import DBW_CHECKS
 from acres_gym.terrain import flat
+from acres_gym.tools import scenarios
+from acres_gym.tools.dbw_validation import DBW_CHECKS
 
 INDEPENDENT = "independent"
 CONSISTENCY = "consistency"
@@ -106,7 +106,7 @@ CHECKS: list[Check] = [
           "finalize_parameters moment balance (seed FinalizeUtvParameters)", _static_corner, C),
     Check("static: CG drift over 1 s", "m", 0.0, 1e-3, "at rest means at rest",
           lambda: scenarios.static_rest()["drift_mps"], I),
-    Check("20 % grade, 40 bar: motion in 10 s", "m", 0.0, 0.01, "a braked vehicle holds (DESIGN.md)",
+    Check("20 % grade, 40 bar: motion in 10 s", "m", 0.0, 0.01, "a braked vehicle holds (docs/architecture.md)",
           lambda: scenarios.hold_on_grade(20.0, 40.0)["moved_m"], I),
     Check("2 m/s circle (Turf): radius error vs L/tan(delta)", "%", -5.0, 5.0,
           "kinematic steering (seed 000 Ackermann)", _turn_error, I),
@@ -204,7 +204,7 @@ def run(checks=None, only: str | None = None, stream=sys.stdout) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m acres_gym.validate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m acres_gym.tools.validate", description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run the checks whose name contains this text")
     parser.add_argument("--json", help="also write the rows to this JSON file")
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """Reference manoeuvres of the Ranger model: fresh simulations that return measured figures.
 
-The validation table (``python -m acres_gym.validate``) and the test suite both run these, so a figure in
+The validation table (``python -m acres_gym.tools.validate``) and the test suite both run these, so a figure in
 the table is the figure the tests check. Every function builds its own ``RangerSim`` (default vehicle
 unless ``overrides`` are given), drives it through the driver inputs of the command record (the DBW layer
 passes them through when it is not under control) and returns plain floats in SI units.

@@ -12,7 +12,7 @@ Usage::
 
     acres-replay configs/replay/example_commands.csv --out drive.csv --out-hz 20
     acres-replay log.csv --surface grass --slope-percent 8 --set dbw.bias.brake_bar=5 > drive.csv
-    python -m acres_gym.replay log.csv --terrain my_terrain.npz --duration 60 --out drive.csv
+    python -m acres_gym.tools.replay log.csv --terrain my_terrain.npz --duration 60 --out drive.csv
     acres-replay drive.mcap --out-bag drive_sim --storage mcap
 
 Input. The first line names the columns: ``time_s`` (s, required) and any of
@@ -90,14 +90,15 @@ from acres_gym.constants import (
     PHYSICS_HZ,
     WHEEL_NAMES,
 )
-from acres_gym.dbw.command import COMMAND_MODES
+from acres_gym.dbw.command import COMMAND_MODES, MESSAGE_SUBSYSTEMS, clear_sent, mark_sent
+from acres_gym.dbw.reports import REPORT_FIELDS, REPORT_ROW, report_table
 from acres_gym.model.vec import euler_from_quaternion
 
 # ds_dbw_msgs Gear values (NONE, PARK, REVERSE, NEUTRAL, DRIVE, LOW, MANUAL, SPORT, CALIBRATE)
 GEAR_VALUES = {0: "NONE", 1: "PARK", 2: "REVERSE", 3: "NEUTRAL", 4: "DRIVE (H)", 5: "LOW (L)", 6: "MANUAL",
                7: "SPORT", 15: "CALIBRATE"}
 
-SUBSYSTEMS = ("steer", "throttle", "brake", "ulc")
+SUBSYSTEMS = MESSAGE_SUBSYSTEMS
 
 MAX_DURATION_S = 3600.0
 """Default cap on the simulated time of one replay, s (``--max-duration``)."""
@@ -150,18 +151,37 @@ INPUT_COLUMNS: dict[str, Column] = {
 }
 TIME_COLUMN = "time_s"
 
-OUTPUT_COLUMNS: tuple[str, ...] = (
-    "time_s", "x_m", "y_m", "z_m", "roll_rad", "pitch_rad", "yaw_rad", "speed_mps", "yaw_rate_rad_s",
-    "engine_rpm", "cvt_ratio", "gear", "steering_wheel_angle_deg", "steering_cmd_deg", "steering_enabled",
-    "throttle_percent_cmd", "throttle_percent_output", "brake_pressure_cmd_bar", "brake_pressure_output_bar",
-    "ulc_vel_ref_mps", "ulc_accel_ref_mps2", "ulc_enabled", "vehicle_velocity_brake_mps",
-    "vehicle_velocity_propulsion_mps", "fuel_used_g",
+# Output columns in order: (column, source, key). Source "report": the exact report field "message.field" of
+# ``acres_gym.dbw.reports`` (``report_table(exact=True)``, typed by the report spec); "state": the state field
+# ``key`` as it is (no report gating); "vehicle": a value of the body or the ledger computed in ``_row``.
+OUTPUT_SPEC: tuple[tuple[str, str, str], ...] = (
+    ("time_s", "vehicle", "time_s"), ("x_m", "vehicle", "x_m"), ("y_m", "vehicle", "y_m"), ("z_m", "vehicle", "z_m"),
+    ("roll_rad", "vehicle", "roll_rad"), ("pitch_rad", "vehicle", "pitch_rad"), ("yaw_rad", "vehicle", "yaw_rad"),
+    ("speed_mps", "vehicle", "speed_mps"), ("yaw_rate_rad_s", "vehicle", "yaw_rate_rad_s"),
+    ("engine_rpm", "state", "engine_rpm"), ("cvt_ratio", "state", "cvt_ratio"), ("gear", "report", "gear.gear"),
+    ("steering_wheel_angle_deg", "report", "steering.steering_wheel_angle"),
+    ("steering_cmd_deg", "report", "steering.cmd"), ("steering_enabled", "report", "steering.enabled"),
+    ("throttle_percent_cmd", "state", "throttle_cmd_pct"), ("throttle_percent_output", "state", "throttle_pedal_pct"),
+    ("brake_pressure_cmd_bar", "state", "brake_cmd_bar"), ("brake_pressure_output_bar", "state", "brake_output_bar"),
+    ("ulc_vel_ref_mps", "report", "ulc.vel_ref"), ("ulc_accel_ref_mps2", "report", "ulc.accel_ref"),
+    ("ulc_enabled", "report", "ulc.enabled"),
+    ("vehicle_velocity_brake_mps", "report", "vehicle_velocity.vehicle_velocity_brake"),
+    ("vehicle_velocity_propulsion_mps", "report", "vehicle_velocity.vehicle_velocity_propulsion"),
+    ("fuel_used_g", "vehicle", "fuel_used_g"),
     # further report fields
-    "dbw_enabled", "steering_timeout", "throttle_enabled", "throttle_timeout", "throttle_cmd_src",
-    "throttle_percent_input", "brake_enabled", "brake_timeout", "brake_cmd_src", "brake_pressure_input_bar",
-    "gear_cmd", "gear_reject", "ulc_vel_meas_mps", "ulc_accel_meas_mps2", "ulc_preempted", "ulc_timeout",
-    "ulc_stop_hold", "drive_mode", *(f"wheel_speed_{name}_rad_s" for name in WHEEL_NAMES), "diverged",
+    ("dbw_enabled", "report", "dbw_enabled.data"), ("steering_timeout", "report", "steering.timeout"),
+    ("throttle_enabled", "report", "throttle.enabled"), ("throttle_timeout", "report", "throttle.timeout"),
+    ("throttle_cmd_src", "report", "throttle.cmd_src"), ("throttle_percent_input", "state", "throttle_input_pct"),
+    ("brake_enabled", "report", "brake.enabled"), ("brake_timeout", "report", "brake.timeout"),
+    ("brake_cmd_src", "report", "brake.cmd_src"), ("brake_pressure_input_bar", "state", "brake_input_bar"),
+    ("gear_cmd", "report", "gear.cmd"), ("gear_reject", "report", "gear.reject"),
+    ("ulc_vel_meas_mps", "report", "ulc.vel_meas"), ("ulc_accel_meas_mps2", "report", "ulc.accel_meas"),
+    ("ulc_preempted", "report", "ulc.preempted"), ("ulc_timeout", "report", "ulc.timeout"),
+    ("ulc_stop_hold", "state", "ulc_stop_hold"), ("drive_mode", "state", "drive_mode"),
+    *((f"wheel_speed_{name}_rad_s", "report", f"wheel_speeds.{name}") for name in WHEEL_NAMES),
+    ("diverged", "state", "diverged"),
 )
+OUTPUT_COLUMNS: tuple[str, ...] = tuple(column for column, _source, _key in OUTPUT_SPEC)
 
 
 class ReplayInputError(ValueError):
@@ -320,24 +340,27 @@ def _apply(c, message: Message, fresh: set[str]) -> None:
             c["driver_steers"] = True
 
 
+_CAST = {"f": float, "b": bool, "i": int}
+_REPORT_CAST = {f"{m}.{f}": _CAST[kind] for m, f, kind in REPORT_FIELDS}
+
+
 def _row(sim) -> list:
-    """The output row of vehicle 0 (``OUTPUT_COLUMNS``)."""
+    """The output row of vehicle 0 (``OUTPUT_SPEC``)."""
     s = sim.state[0]
-    nan = math.nan
+    table = report_table(sim.params[:1], sim.state[:1], exact=True)[:, 0]
     roll, pitch, yaw = euler_from_quaternion(s.orientation_wxyz)
-    values = [
-        float(s.time_s), *(float(x) for x in s.position_m), roll, pitch, yaw, float(sim.speed_mps[0]),
-        float(s.angular_velocity_rad_s[2]), float(s.engine_rpm), float(s.cvt_ratio), int(s.gear),
-        float(s.steering_wheel_deg), float(s.steer_ref_deg) if s.steer_enabled else nan, bool(s.steer_enabled),
-        float(s.throttle_cmd_pct), float(s.throttle_pedal_pct), float(s.brake_cmd_bar), float(s.brake_output_bar),
-        float(s.ulc_vel_ref_mps) if s.ulc_enabled else nan, float(s.ulc_accel_ref_mps2) if s.ulc_enabled else nan,
-        bool(s.ulc_enabled), float(s.speed_brake_mps), float(s.speed_propulsion_mps), 1e3 * float(s.fuel_used_kg),
-        bool(s.dbw_enabled), bool(s.steer_timeout), bool(s.throttle_enabled), bool(s.throttle_timeout),
-        int(s.throttle_cmd_src), float(s.throttle_input_pct), bool(s.brake_enabled), bool(s.brake_timeout),
-        int(s.brake_cmd_src), float(s.brake_input_bar), int(s.gear_cmd_report), int(s.gear_reject),
-        float(s.ulc_vel_meas_mps), float(s.ulc_accel_meas_mps2), bool(s.ulc_preempted), bool(s.ulc_timeout),
-        bool(s.ulc_stop_hold), int(s.drive_mode), *(float(w) for w in s.wheel_omega_rad_s), bool(s.diverged),
-    ]
+    vehicle = {"time_s": float(s.time_s), "x_m": float(s.position_m[0]), "y_m": float(s.position_m[1]),
+               "z_m": float(s.position_m[2]), "roll_rad": roll, "pitch_rad": pitch, "yaw_rad": yaw,
+               "speed_mps": float(sim.speed_mps[0]), "yaw_rate_rad_s": float(s.angular_velocity_rad_s[2]),
+               "fuel_used_g": 1e3 * float(s.fuel_used_kg)}
+    values: list = []
+    for _column, source, key in OUTPUT_SPEC:
+        if source == "report":
+            values.append(_REPORT_CAST[key](table[REPORT_ROW[key]]))
+        elif source == "state":
+            values.append(s[key].item())
+        else:
+            values.append(vehicle[key])
     return values
 
 
@@ -397,21 +420,19 @@ def replay(messages: Sequence[Message], sim, duration_s: float | None = None, ou
     k = 0  # index into message_ticks
     tick = 0
     emit(row_of(sim))
+    clear_sent(c)
     while tick < end:
         fresh: set[str] = set()
         if k < len(message_ticks) and message_ticks[k] == tick:
             for m in by_tick[tick]:
                 _apply(c, m, fresh)
             k += 1
-        for name in SUBSYSTEMS:
-            c[f"{name}_fresh"] = name in fresh
+        mark_sent(c, fresh)
         stop = min(end, (tick // every + 1) * every)
         if k < len(message_ticks):
             stop = min(stop, message_ticks[k])
         sim.step(stop - tick)
-        for name in SUBSYSTEMS:
-            c[f"{name}_fresh"] = False
-        c["gear_cmd"] = 0  # a gear command is one event
+        clear_sent(c)  # the messages and the gear event count once
         tick = stop
         if tick % every == 0:
             emit(row_of(sim))
@@ -676,8 +697,8 @@ __all__ = ["INPUT_COLUMNS", "MAX_DURATION_S", "OUTPUT_COLUMNS", "Message", "Repl
 
 
 if __name__ == "__main__":
-    # run the importable module's main, so that acres_gym.bags (which imports acres_gym.replay) and this
+    # run the importable module's main, so that acres_gym.bags (which imports acres_gym.tools.replay) and this
     # script share one ReplayInputError class
-    from acres_gym.replay import main as _main
+    from acres_gym.tools.replay import main as _main
 
     sys.exit(_main())

@@ -1,6 +1,6 @@
-"""Validation-table rows of the drive-by-wire layer on the full vehicle (``python -m acres_gym.validate``).
+"""Validation-table rows of the drive-by-wire layer on the full vehicle (``python -m acres_gym.tools.validate``).
 
-Each row is ``(name, unit, low, high, source, measure, kind)`` (kind: ``acres_gym.validate``'s
+Each row is ``(name, unit, low, high, source, measure, kind)`` (kind: ``acres_gym.tools.validate``'s
 "independent" or "consistency"); ``measure()`` runs a fresh ``DbwDrive`` with the
 vehicle file's own DBW constants at a 20 Hz control rate. The same manoeuvres are checked in
 ``tests/test_dbw_vehicle.py``.
@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from acres_gym.constants import DRIVE_TURF, DT_S, STEER_ANGLE, STEER_CURVATURE, STEER_YAW_RATE
-from acres_gym.dbw.drive import DbwDrive, first_index, kinematic_deg
 from acres_gym.params import load_vehicle
 from acres_gym.terrain import slope
+from acres_gym.tools.drive import DbwDrive, first_index, kinematic_deg
 
 
 def steering_step(target_deg: float = 200.0, rate_deg_s: float = 100.0) -> dict:

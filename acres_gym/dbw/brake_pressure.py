@@ -31,8 +31,9 @@ import math
 from numba import njit
 
 from acres_gym.constants import PEDAL_BRAKE_PRESSURE, PEDAL_NONE, PEDAL_PERCENT
+from acres_gym.dbw.command import MSG_BRAKE
+from acres_gym.dbw.delay import delay_line
 from acres_gym.dbw.enables import command_rate, message_current
-from acres_gym.dbw.state import delay_line
 from acres_gym.dbw.steering import time_optimal_step
 from acres_gym.dbw.throttle import CMD_SRC_ULC, CMD_SRC_USER, rate_limited, ulc_drives_actuators
 
@@ -89,20 +90,21 @@ def brake_actuator(dt, p, s, command_bar):
 @njit(cache=True)
 def step_brake(dt, p, cmd, s):
     """Advance the brake by one tick (see the module docstring) and set ``brake_output_bar``."""
+    m = s.msg[MSG_BRAKE]  # the last valid message
     driver = cmd.driver_brake_bar
     driver = 0.0 if math.isnan(driver) else min(max(driver, 0.0), p.brake_max_bar)
     s.brake_input_bar = driver
     if s.brake_enabled:
-        target = brake_request_bar(p, s.brake_msg_mode, s.brake_msg_cmd)
-        if s.brake_msg_mode == PEDAL_PERCENT:
+        target = brake_request_bar(p, m.brake_mode, m.brake_cmd)
+        if m.brake_mode == PEDAL_PERCENT:
             per_s = 0.01 * p.brake_max_bar
-            up = command_rate(s.brake_msg_rate_inc, math.inf, BRAKE_RATE_MIN_PCT_S, math.inf) * per_s
-            down = command_rate(s.brake_msg_rate_dec, math.inf, BRAKE_RATE_MIN_PCT_S, math.inf) * per_s
+            up = command_rate(m.brake_rate_inc, math.inf, BRAKE_RATE_MIN_PCT_S, math.inf) * per_s
+            down = command_rate(m.brake_rate_dec, math.inf, BRAKE_RATE_MIN_PCT_S, math.inf) * per_s
         else:
-            up = command_rate(s.brake_msg_rate_inc, math.inf, BRAKE_RATE_MIN_BAR_S, math.inf)
-            down = command_rate(s.brake_msg_rate_dec, math.inf, BRAKE_RATE_MIN_BAR_S, math.inf)
+            up = command_rate(m.brake_rate_inc, math.inf, BRAKE_RATE_MIN_BAR_S, math.inf)
+            down = command_rate(m.brake_rate_dec, math.inf, BRAKE_RATE_MIN_BAR_S, math.inf)
         s.brake_cmd_bar = rate_limited(s.brake_cmd_bar, target, up, down, dt)
-        s.brake_report_type = s.brake_msg_mode
+        s.brake_report_type = m.brake_mode
         s.brake_cmd_src = CMD_SRC_USER
         brake_actuator(dt, p, s, delay_line(s.brake_ring, s.ring_head, s.brake_cmd_bar, p.brake_delay_s, dt))
     elif ulc_drives_actuators(s):
@@ -113,7 +115,7 @@ def step_brake(dt, p, cmd, s):
     else:
         s.brake_cmd_bar = driver
         current = message_current(s.brake_age_s, p.command_timeout_s)
-        s.brake_report_type = s.brake_msg_mode if current else PEDAL_NONE
+        s.brake_report_type = m.brake_mode if current else PEDAL_NONE
         s.brake_cmd_src = CMD_SRC_USER
         delay_line(s.brake_ring, s.ring_head, driver, p.brake_delay_s, dt)
         s.brake_rate_bar_s = (driver - s.brake_pressure_bar) / dt if dt > 0.0 else 0.0
