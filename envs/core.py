@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,8 @@ from acres_gym.dbw.reports import report_table
 from acres_gym.envs.actions import make_action_mode
 from acres_gym.envs.config import resolve_top_level
 from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
-from acres_gym.envs.randomization import Randomizer
+from acres_gym.envs.pregen import Pregenerator
+from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
 from acres_gym.envs.task_logic import horizon_for_path_m, make_task
 from acres_gym.sim import RangerSim
@@ -39,6 +41,22 @@ STATUS_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_co
 
 
 KINEMATICS = ("roll", "pitch", "yaw", "speed", "yaw_rate", "axle_x", "axle_y")
+
+
+def episode_rngs(seed: int) -> dict[str, np.random.Generator]:
+    """The independent generators of one episode, one per name of ``STREAMS``, spawned from its seed."""
+    streams = np.random.SeedSequence(int(seed)).spawn(len(STREAMS))
+    return {name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)}
+
+
+@dataclass
+class PreparedEpisode:
+    """What a reset of one vehicle draws before writing it into the batch: the task's own draw
+    (``task.prepare``; None for tasks without one), the spawn point the draw is for and the randomisation."""
+
+    task: Any
+    spawn_xy: tuple[float, float]
+    draw: Draw
 
 
 @njit(cache=True)
@@ -127,6 +145,8 @@ class RangerBatch:
         self.last_reward = np.zeros(n)
         self.last_terms: dict[str, np.ndarray] = {name: np.zeros(n) for name in self.rewards.names}
         self.frame: Frame | None = None
+        self.spawn_xy: list[tuple[float, float] | None] = [None] * n  # of each vehicle's last episode
+        self.pregen = Pregenerator(self.prepare)
 
     def _check_path_size(self) -> None:
         """The episode's path may hold no more points than the terrain grid (it is drawn at every reset and
@@ -165,22 +185,31 @@ class RangerBatch:
     # --- reset ---------------------------------------------------------------------------------------
     def reset_rows(self, rows: np.ndarray, seeds: Sequence[int]) -> None:
         """Start new episodes for the vehicles in the boolean mask ``rows`` with one integer seed each
-        (in row order)."""
+        (in row order). An episode prepared for the vehicle and seed (``pregen``) is taken, else drawn now:
+        the same draw either way (``prepare``)."""
         idx = np.flatnonzero(rows)
         if len(seeds) != idx.size:
             raise ValueError(f"reset_rows: {idx.size} vehicles but {len(seeds)} seeds")
         xs, ys, yaws = np.zeros(idx.size), np.zeros(idx.size), np.zeros(idx.size)
         for k, (i, seed) in enumerate(zip(idx, seeds, strict=True)):
-            streams = np.random.SeedSequence(int(seed)).spawn(len(STREAMS))
-            rngs = {name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)}
-            xs[k], ys[k], yaws[k] = self.task.draw(int(i), rngs["task"])
-            draw = self.randomizer.draw(int(i), rngs, (xs[k], ys[k]))
-            own = self.task.episode_terrain(int(i)) if hasattr(self.task, "episode_terrain") else None
-            if own is not None:
-                draw.terrain = own
-            self.randomizer.apply(self.sim, int(i), draw)
-            self.summaries[i] = {**draw.summary, **self.task.episode_summary[i], "episode_seed": int(seed)}
-            self.episode_seed[i] = int(seed)
+            i, seed = int(i), int(seed)
+            prepared = self.pregen.take(i, seed)
+            rngs = episode_rngs(seed)
+            if hasattr(self.task, "prepare"):
+                own = prepared.task if prepared is not None else self.task.prepare(rngs["task"])
+                xs[k], ys[k], yaws[k] = self.task.draw(i, rngs["task"], own)
+            else:
+                xs[k], ys[k], yaws[k] = self.task.draw(i, rngs["task"])
+            spawn = (float(xs[k]), float(ys[k]))
+            draw = prepared.draw if prepared is not None and prepared.spawn_xy == spawn \
+                else self.randomizer.draw(i, rngs, spawn)
+            own_terrain = self.task.episode_terrain(i) if hasattr(self.task, "episode_terrain") else None
+            if own_terrain is not None:
+                draw.terrain = own_terrain
+            self.randomizer.apply(self.sim, i, draw)
+            self.summaries[i] = {**draw.summary, **self.task.episode_summary[i], "episode_seed": seed}
+            self.episode_seed[i] = seed
+            self.spawn_xy[i] = spawn
         self.sim.reset(indices=idx, x_m=xs, y_m=ys, yaw_rad=yaws, terrain_index=idx)
         self.steps[rows] = 0
         self.previous_action[rows] = 0.0
@@ -200,6 +229,24 @@ class RangerBatch:
         self.rewards.reset(rows)
         self.frame = self._frame(kin)
         self.s_prev[rows] = self.frame.task.s_m[rows]
+
+    def prepare(self, slot: int, seed: int) -> PreparedEpisode | None:
+        """The episode a reset of vehicle ``slot`` with ``seed`` draws, before it is written into the batch: a
+        pure function of the slot, the seed and the spawn point (the task's, or the slot's last one for tasks
+        that always start there). None before the slot's first reset of a task without its own draw."""
+        rngs = episode_rngs(seed)
+        if hasattr(self.task, "prepare"):
+            own = self.task.prepare(rngs["task"])
+            spawn = self.task.spawn_xy(own)
+        else:
+            own, spawn = None, self.spawn_xy[slot]
+            if spawn is None:
+                return None
+        return PreparedEpisode(own, spawn, self.randomizer.draw(slot, rngs, spawn))
+
+    def prepare_next(self, slot: int, seed: int) -> None:
+        """Have vehicle ``slot``'s next episode, for ``seed``, prepared in the background (``pregen``)."""
+        self.pregen.submit(slot, seed)
 
     # --- step ----------------------------------------------------------------------------------------
     def step(self, actions: Any, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
