@@ -43,6 +43,11 @@ STATUS_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_co
 KINEMATICS = ("roll", "pitch", "yaw", "speed", "yaw_rate", "axle_x", "axle_y")
 
 
+def finite(x: np.ndarray) -> np.ndarray:
+    """``x`` with NaN and inf replaced by 0."""
+    return np.where(np.isfinite(x), x, 0.0)
+
+
 def episode_rngs(seed: int) -> dict[str, np.random.Generator]:
     """The independent generators of one episode, one per name of ``STREAMS``, spawned from its seed."""
     streams = np.random.SeedSequence(int(seed)).spawn(len(STREAMS))
@@ -291,9 +296,6 @@ class RangerBatch:
             terminated = terminated | value
         truncated = (self.steps >= self.max_steps) & ~terminated
 
-        def finite(x):
-            return np.where(np.isfinite(x), x, 0.0)
-
         progress = finite(t.s_m - self.s_prev)
         distance = finite(np.hypot(ax - x0, ay - y0))
         speed = finite(frame.speed_mps)
@@ -306,25 +308,47 @@ class RangerBatch:
             rolled_over=rolled, diverged=diverged, off_course=off_course, terminated=terminated, flags=task_flags,
         )
         reward, terms = self.rewards.compute(ctx)
-        reward = np.where(rows, finite(reward), 0.0)
-        terms = {k: np.where(rows, finite(v), 0.0) for k, v in terms.items()}
-
-        self.s_prev = np.where(rows, finite(t.s_m), self.s_prev)
-        self.previous_action[rows] = flat[rows]
-        st = self.stats
-        st["return"][rows] += reward[rows]
-        st["speed_sq"][rows] += (speed - target)[rows] ** 2
-        st["lateral_sq"][rows] += lateral[rows] ** 2
-        st["distance_m"][rows] += distance[rows]
-        for key, value in (("rolled_over", rolled), ("diverged", diverged), ("off_course", t.off_course & ~diverged),
-                           ("off_terrain", off_terrain), ("path_complete", complete), *task_flags.items()):
-            self.flags[key][rows] = value[rows]
+        flags = (("rolled_over", rolled), ("diverged", diverged), ("off_course", t.off_course & ~diverged),
+                 ("off_terrain", off_terrain), ("path_complete", complete), *task_flags.items())
+        if active is None:  # every vehicle stepped: the same updates without the row masks
+            reward = finite(reward)
+            self._record(finite(t.s_m), flat, reward, {k: finite(v) for k, v in terms.items()}, speed - target,
+                         lateral, distance, flags)
+        else:
+            reward = np.where(rows, finite(reward), 0.0)
+            terms = {k: np.where(rows, finite(v), 0.0) for k, v in terms.items()}
+            self.s_prev = np.where(rows, finite(t.s_m), self.s_prev)
+            self.previous_action[rows] = flat[rows]
+            st = self.stats
+            st["return"][rows] += reward[rows]
+            st["speed_sq"][rows] += (speed - target)[rows] ** 2
+            st["lateral_sq"][rows] += lateral[rows] ** 2
+            st["distance_m"][rows] += distance[rows]
+            for key, value in flags:
+                self.flags[key][rows] = value[rows]
+            self.last_reward[rows] = reward[rows]
+            for key, value in terms.items():
+                self.last_terms[key][rows] = value[rows]
+            terminated, truncated = np.where(rows, terminated, False), np.where(rows, truncated, False)
         if "goal_reached" in task_flags:  # why an episode of the navigation task ended short of its goal
             self._count_ground(rows, frame, state, ax, ay, speed, terminated | truncated, task_flags)
-        self.last_reward[rows] = reward[rows]
+        return reward, terminated, truncated
+
+    def _record(self, s_m, flat, reward, terms, speed_error, lateral, distance, flags) -> None:
+        """The per-step bookkeeping of a step in which every vehicle stepped: path position, last action,
+        the episode's running sums, status flags, the last reward and its terms."""
+        self.s_prev = s_m
+        self.previous_action[:] = flat
+        st = self.stats
+        st["return"] += reward
+        st["speed_sq"] += speed_error ** 2
+        st["lateral_sq"] += lateral ** 2
+        st["distance_m"] += distance
+        for key, value in flags:
+            self.flags[key][:] = value
+        self.last_reward[:] = reward
         for key, value in terms.items():
-            self.last_terms[key][rows] = value[rows]
-        return reward, np.where(rows, terminated, False), np.where(rows, truncated, False)
+            self.last_terms[key][:] = value
 
     def _count_ground(self, rows, frame, state, ax, ay, speed, ended, task_flags) -> None:
         """The navigation task's ground causes: counted on every step a vehicle crawls, then the cause of
@@ -356,9 +380,10 @@ class RangerBatch:
             brake_max_bar=self.sim.params.view(np.ndarray)["brake_max_bar"].astype(np.float64),
         )
 
-    def observe(self) -> dict[str, np.ndarray]:
-        """Observations of all vehicles from the last frame: ``{name: (N, ...) float32}``."""
-        return self.observer.build(self.frame)
+    def observe(self, row: int | None = None) -> dict[str, np.ndarray]:
+        """Observations of all vehicles from the last frame: ``{name: (N, ...) float32}``; of vehicle
+        ``row`` alone when given."""
+        return self.observer.build(self.frame, row)
 
     def infos(self) -> dict[str, np.ndarray]:
         """Per-vehicle information after the last reset or step, arrays over N (see ``RangerEnv``)."""
@@ -388,6 +413,38 @@ class RangerBatch:
         if "stuck" in self.flags:
             info["ground_cause"] = self.ground_cause.copy()
             info["goal_distance_m"] = -t.s_m.copy()
+        return info
+
+    def info_row(self, i: int) -> dict[str, Any]:
+        """``info_of(infos(), i)`` computed for vehicle ``i`` alone (the single env's info): the same values by
+        the same arithmetic on the row's numbers."""
+        f = self.frame
+        t = f.task
+        st = self.stats
+        steps = int(self.steps[i])
+        divisor = max(steps, 1)
+        fuel_g = 1e3 * (self.sim.state.view(np.ndarray)["fuel_used_kg"][i] - st["fuel0_kg"][i])
+        km = st["distance_m"][i] / 1e3
+        info = {
+            "time_s": float(self.steps[i] * self.dt_s),
+            "speed_mps": _finite_float(f.speed_mps[i]),
+            "target_speed_mps": float(t.target_speed[i, 0]),
+            "lateral_error_m": _finite_float(t.lateral_error_m[i]),
+            "heading_error_rad": _finite_float(t.heading_error_rad[i]),
+            "distance_m": float(st["distance_m"][i]),
+            "fuel_used_g": _finite_float(fuel_g),
+            "episode_return": float(st["return"][i]),
+            "episode_steps": steps,
+            "speed_rmse_mps": float(np.sqrt(st["speed_sq"][i] / np.int64(divisor))),
+            "lateral_rmse_m": float(np.sqrt(st["lateral_sq"][i] / np.int64(divisor))),
+            "fuel_g_per_km": float(fuel_g / max(km, 1e-3)) if km > 1e-3 else 0.0,
+            "reward_terms": {k: float(v[i]) for k, v in self.last_terms.items()},
+        }
+        for key, value in self.flags.items():
+            info[key] = bool(value[i])
+        if "stuck" in self.flags:
+            info["ground_cause"] = int(self.ground_cause[i])
+            info["goal_distance_m"] = float(-t.s_m[i])
         return info
 
     def info_of(self, infos: Mapping[str, Any], i: int) -> dict[str, Any]:
@@ -424,6 +481,12 @@ class RangerBatch:
         """Recompute the frame from the present state (after a restore)."""
         kin = body_kinematics(self.sim.state, self.sim.params)
         self.frame = self._frame(kin)
+
+
+def _finite_float(x) -> float:
+    """``x`` as a float, 0 for NaN and inf."""
+    x = float(x)
+    return x if math.isfinite(x) else 0.0
 
 
 def episode_metrics(info: Mapping[str, Any]) -> dict[str, float]:

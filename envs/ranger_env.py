@@ -324,10 +324,10 @@ class RangerEnv(BatchViews, gymnasium.Env):
 
     # --- helpers -------------------------------------------------------------------------------------
     def _obs(self) -> dict[str, np.ndarray]:
-        return {k: v[0] for k, v in self._batch.observe().items()}
+        return self._batch.observe(0)
 
     def _info(self) -> dict[str, Any]:
-        return self._batch.info_of(self._batch.infos(), 0)
+        return self._batch.info_row(0)
 
     def __getstate__(self):
         state = self.__dict__.copy()
