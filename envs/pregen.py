@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 MAX_PENDING = 64
@@ -77,6 +77,14 @@ class Pregenerator:
             return None
         self.hits += 1
         return entry[1].result()
+
+    def wait(self) -> None:
+        """Block until every episode submitted so far is prepared (the benchmark charges a case with the
+        background work its resets caused)."""
+        self._forget_after_fork()
+        with self._lock:
+            futures = [future for _, future in self._pending.values()]
+        wait(futures)
 
     def _forget_after_fork(self) -> None:
         """In a child process made by ``fork()`` the worker thread does not exist: start afresh."""
