@@ -19,17 +19,38 @@ plus the one in progress. ``max_pending = 0`` turns pre-generation off.
 from __future__ import annotations
 
 import os
+import queue
 import threading
+import weakref
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from typing import Any
 
 MAX_PENDING = 64
 """Default bound on prepared episodes held at once (about 115 MB with the default 300 m grids)."""
 
 
+def _work(jobs: queue.SimpleQueue) -> None:
+    """The worker thread: runs ``(future, build, args)`` jobs in order until it takes None."""
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        future, build, args = job
+        del job
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(build(*args))
+            except BaseException as exc:  # handed to the reset that takes the episode
+                future.set_exception(exc)
+        del future, build, args  # hold nothing (the batch) while idle
+
+
 class Pregenerator:
     """Prepares ``build(slot, seed)`` for the seeds the next resets will use (see the module docstring).
+
+    The worker is a daemon thread: a process exits without finishing queued episodes, and the thread ends
+    when the ``Pregenerator`` is closed or collected.
 
     Args:
         build: a pure function of ``(slot, seed)`` returning the prepared episode.
@@ -42,11 +63,19 @@ class Pregenerator:
         self._build = build
         self.max_pending = max_pending
         self._pending: dict[int, tuple[int, Future]] = {}
-        self._executor: ThreadPoolExecutor | None = None
+        self._jobs: queue.SimpleQueue | None = None
+        self._thread: threading.Thread | None = None
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+
+    def _start(self) -> None:
+        """A worker thread and its job queue; the queue gets None (the thread ends) when this object goes."""
+        self._jobs = queue.SimpleQueue()
+        self._thread = threading.Thread(target=_work, args=(self._jobs,), name="acres-gym-pregen", daemon=True)
+        self._thread.start()
+        weakref.finalize(self, self._jobs.put, None)
 
     def submit(self, slot: int, seed: int) -> None:
         """Start preparing ``slot``'s episode for ``seed`` (replacing what was prepared for the slot), unless
@@ -60,9 +89,11 @@ class Pregenerator:
                 old[1].cancel()
             if len(self._pending) >= self.max_pending:
                 return
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acres-gym-pregen")
-            self._pending[slot] = (seed, self._executor.submit(self._build, slot, seed))
+            if self._thread is None:
+                self._start()
+            future: Future = Future()
+            self._jobs.put((future, self._build, (slot, seed)))
+            self._pending[slot] = (seed, future)
 
     def take(self, slot: int, seed: int) -> Any | None:
         """The episode prepared for ``slot`` and ``seed`` (waiting for it if still in progress), or None when
@@ -92,7 +123,7 @@ class Pregenerator:
             self._pid = os.getpid()
             self._lock = threading.Lock()
             self._pending = {}
-            self._executor = None
+            self._jobs = self._thread = None
 
     @property
     def pending(self) -> int:
@@ -100,19 +131,21 @@ class Pregenerator:
         return len(self._pending)
 
     def close(self) -> None:
-        """Drop what was prepared and stop the worker thread (a later ``submit`` starts a new one)."""
+        """Drop what was prepared and end the worker thread once its present job is done (a later
+        ``submit`` starts a new one)."""
+        self._forget_after_fork()
         with self._lock:
             for _, future in self._pending.values():
                 future.cancel()
             self._pending.clear()
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+            if self._jobs is not None:
+                self._jobs.put(None)
+            self._jobs = self._thread = None
 
     def __getstate__(self) -> dict:
         """Pickled without its thread and prepared episodes (a copy prepares its own)."""
         state = self.__dict__.copy()
-        state.update(_pending={}, _executor=None, _lock=None, _pid=None)
+        state.update(_pending={}, _jobs=None, _thread=None, _lock=None, _pid=None)
         return state
 
     def __setstate__(self, state: dict) -> None:

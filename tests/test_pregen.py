@@ -3,10 +3,12 @@ whatever was prepared before and in any process, with a bounded number held."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import pickle
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import gymnasium
@@ -128,3 +130,28 @@ def test_an_env_with_prepared_episodes_pickles():
     assert copy.pregen.pending == 0
     copy.reset()
     env.close()
+
+
+def _pregen_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "acres-gym-pregen"]
+
+
+def test_the_worker_is_a_daemon_thread_that_ends_with_close_or_collection():
+    before = set(_pregen_threads())
+    gate = threading.Event()
+    pre = Pregenerator(lambda slot, seed: gate.wait(5.0) and seed)
+    pre.submit(0, 1)
+    (worker,) = set(_pregen_threads()) - before
+    assert worker.daemon  # the process exits without waiting for queued episodes
+    gate.set()
+    assert pre.take(0, 1) == 1
+    pre.close()
+    worker.join(5.0)
+    assert not worker.is_alive()
+    pre.submit(0, 2)  # a new worker after close
+    (second,) = set(_pregen_threads()) - before
+    assert pre.take(0, 2) == 2
+    del pre
+    gc.collect()
+    second.join(5.0)
+    assert not second.is_alive()
