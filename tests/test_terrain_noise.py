@@ -45,3 +45,49 @@ def test_noise_kernel_equals_the_per_point_formula_bit_for_bit(wavelength_cells)
     generate._perlin_on_grid(gx, gy, u, v, 0.37, got)
     assert np.array_equal(got, expected)
     assert not np.array_equal(got, start)
+
+
+def _flood_labels(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """Connected regions of equal id by a flood fill from each unlabelled point in row-major order."""
+    ny, nx = ids.shape
+    labels = np.full((ny, nx), -1, np.int64)
+    n = 0
+    for j0 in range(ny):
+        for i0 in range(nx):
+            if labels[j0, i0] >= 0:
+                continue
+            labels[j0, i0] = n
+            stack = [(j0, i0)]
+            while stack:
+                j, i = stack.pop()
+                for qj, qi in ((j, i - 1), (j, i + 1), (j - 1, i), (j + 1, i)):
+                    if 0 <= qj < ny and 0 <= qi < nx and labels[qj, qi] < 0 and ids[qj, qi] == ids[j0, i0]:
+                        labels[qj, qi] = n
+                        stack.append((qj, qi))
+            n += 1
+    return labels, n
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_patch_labels_equal_a_row_major_flood_fill(seed):
+    rng = np.random.default_rng(seed)
+    shape = (int(rng.integers(1, 60)), int(rng.integers(1, 60)))
+    kinds = int(rng.integers(1, 5))
+    if seed % 2:  # noise-like: many small regions, spirals and U shapes met from either arm
+        ids = rng.integers(0, kinds, size=shape).astype(np.int32)
+    else:  # patch-like: smooth bands
+        y, x = np.mgrid[0:shape[0], 0:shape[1]]
+        ids = (np.floor(np.sin(x / 4.0 + seed) * 2 + np.cos(y / 3.0) * 2) % kinds).astype(np.int32)
+    labels, count = generate._label_patches(ids)
+    expected, expected_count = _flood_labels(ids)
+    assert count == expected_count
+    assert np.array_equal(labels, expected)
+
+
+def test_patch_labels_of_a_u_shape_join_both_arms():
+    ids = np.array([[1, 0, 1],
+                    [1, 0, 1],
+                    [1, 1, 1]], dtype=np.int32)
+    labels, count = generate._label_patches(ids)
+    assert count == 2
+    assert np.array_equal(labels, [[0, 1, 0], [0, 1, 0], [0, 0, 0]])

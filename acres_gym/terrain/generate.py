@@ -323,41 +323,64 @@ def _flatten_spawn(noise: np.ndarray, x: np.ndarray, y: np.ndarray, sx: float, s
 
 
 # --------------------------------------------------------------------------- surface maps
-@njit(cache=True)
+@njit(cache=True, nogil=True)
+def _root(parent, r):
+    """The root of run ``r`` in the union-find forest ``parent`` (compressing the path)."""
+    root = r
+    while parent[root] != root:
+        root = parent[root]
+    while parent[r] != root:
+        parent[r], r = root, parent[r]
+    return root
+
+
+@njit(cache=True, nogil=True)
 def _label_patches(ids):
-    """Connected regions (4-neighbour) of equal id: (labels (ny, nx), number of regions)."""
+    """Connected regions (4-neighbour) of equal id: (labels (ny, nx), number of regions), numbered in the
+    order of their first grid point in row-major order.
+
+    Each row is cut into runs of equal id; a run joins (union-find) the runs of the row above that share
+    a column and its id. Numbering the roots in the order the runs are met gives every region the number a
+    flood fill started at each unlabelled point in row-major order gives it."""
     ny, nx = ids.shape
-    labels = np.full((ny, nx), -1, np.int64)
-    stack = np.empty(ny * nx, np.int64)
+    start = np.empty(ny * nx, np.int64)
+    stop = np.empty(ny * nx, np.int64)
+    parent = np.empty(ny * nx, np.int64)
+    first = np.empty(ny + 1, np.int64)
     n = 0
-    for j0 in range(ny):
-        for i0 in range(nx):
-            if labels[j0, i0] >= 0:
-                continue
-            s = ids[j0, i0]
-            labels[j0, i0] = n
-            stack[0] = j0 * nx + i0
-            top = 1
-            while top > 0:
-                top -= 1
-                j = stack[top] // nx
-                i = stack[top] - j * nx
-                for d in range(4):
-                    qj, qi = j, i
-                    if d == 0:
-                        qi = i - 1
-                    elif d == 1:
-                        qi = i + 1
-                    elif d == 2:
-                        qj = j - 1
-                    else:
-                        qj = j + 1
-                    if 0 <= qj < ny and 0 <= qi < nx and labels[qj, qi] < 0 and ids[qj, qi] == s:
-                        labels[qj, qi] = n
-                        stack[top] = qj * nx + qi
-                        top += 1
+    for j in range(ny):
+        first[j] = n
+        i = 0
+        while i < nx:
+            k = i + 1
+            while k < nx and ids[j, k] == ids[j, i]:
+                k += 1
+            start[n], stop[n], parent[n] = i, k, n
             n += 1
-    return labels, n
+            i = k
+        if j > 0:
+            a, b = first[j - 1], first[j]
+            while a < first[j] and b < n:
+                if start[a] < stop[b] and start[b] < stop[a] and ids[j - 1, start[a]] == ids[j, start[b]]:
+                    ra, rb = _root(parent, a), _root(parent, b)
+                    if ra != rb:
+                        parent[max(ra, rb)] = min(ra, rb)
+                if stop[a] <= stop[b]:
+                    a += 1
+                else:
+                    b += 1
+    first[ny] = n
+    number = np.full(n, -1, np.int64)
+    labels = np.empty((ny, nx), np.int64)
+    count = 0
+    for j in range(ny):
+        for r in range(first[j], first[j + 1]):
+            root = _root(parent, r)
+            if number[root] < 0:
+                number[root] = count
+                count += 1
+            labels[j, start[r]:stop[r]] = number[root]
+    return labels, count
 
 
 def _generator(rng) -> np.random.Generator:
