@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,8 @@ from acres_gym.dbw.reports import report_table
 from acres_gym.envs.actions import make_action_mode
 from acres_gym.envs.config import resolve_top_level
 from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
-from acres_gym.envs.randomization import Randomizer
+from acres_gym.envs.pregen import Pregenerator
+from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
 from acres_gym.envs.task_logic import horizon_for_path_m, make_task
 from acres_gym.sim import RangerSim
@@ -39,6 +41,27 @@ STATUS_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_co
 
 
 KINEMATICS = ("roll", "pitch", "yaw", "speed", "yaw_rate", "axle_x", "axle_y")
+
+
+def finite(x: np.ndarray) -> np.ndarray:
+    """``x`` with NaN and inf replaced by 0."""
+    return np.where(np.isfinite(x), x, 0.0)
+
+
+def episode_rngs(seed: int) -> dict[str, np.random.Generator]:
+    """The independent generators of one episode, one per name of ``STREAMS``, spawned from its seed."""
+    streams = np.random.SeedSequence(int(seed)).spawn(len(STREAMS))
+    return {name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)}
+
+
+@dataclass
+class PreparedEpisode:
+    """What a reset of one vehicle draws before writing it into the batch: the task's own draw
+    (``task.prepare``; None for tasks without one), the spawn point the draw is for and the randomisation."""
+
+    task: Any
+    spawn_xy: tuple[float, float]
+    draw: Draw
 
 
 @njit(cache=True)
@@ -127,6 +150,8 @@ class RangerBatch:
         self.last_reward = np.zeros(n)
         self.last_terms: dict[str, np.ndarray] = {name: np.zeros(n) for name in self.rewards.names}
         self.frame: Frame | None = None
+        self.spawn_xy: list[tuple[float, float] | None] = [None] * n  # of each vehicle's last episode
+        self.pregen = Pregenerator(self.prepare)
 
     def _check_path_size(self) -> None:
         """The episode's path may hold no more points than the terrain grid (it is drawn at every reset and
@@ -165,22 +190,31 @@ class RangerBatch:
     # --- reset ---------------------------------------------------------------------------------------
     def reset_rows(self, rows: np.ndarray, seeds: Sequence[int]) -> None:
         """Start new episodes for the vehicles in the boolean mask ``rows`` with one integer seed each
-        (in row order)."""
+        (in row order). An episode prepared for the vehicle and seed (``pregen``) is taken, else drawn now:
+        the same draw either way (``prepare``)."""
         idx = np.flatnonzero(rows)
         if len(seeds) != idx.size:
             raise ValueError(f"reset_rows: {idx.size} vehicles but {len(seeds)} seeds")
         xs, ys, yaws = np.zeros(idx.size), np.zeros(idx.size), np.zeros(idx.size)
         for k, (i, seed) in enumerate(zip(idx, seeds, strict=True)):
-            streams = np.random.SeedSequence(int(seed)).spawn(len(STREAMS))
-            rngs = {name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)}
-            xs[k], ys[k], yaws[k] = self.task.draw(int(i), rngs["task"])
-            draw = self.randomizer.draw(int(i), rngs, (xs[k], ys[k]))
-            own = self.task.episode_terrain(int(i)) if hasattr(self.task, "episode_terrain") else None
-            if own is not None:
-                draw.terrain = own
-            self.randomizer.apply(self.sim, int(i), draw)
-            self.summaries[i] = {**draw.summary, **self.task.episode_summary[i], "episode_seed": int(seed)}
-            self.episode_seed[i] = int(seed)
+            i, seed = int(i), int(seed)
+            prepared = self.pregen.take(i, seed)
+            rngs = episode_rngs(seed)
+            if hasattr(self.task, "prepare"):
+                own = prepared.task if prepared is not None else self.task.prepare(rngs["task"])
+                xs[k], ys[k], yaws[k] = self.task.draw(i, rngs["task"], own)
+            else:
+                xs[k], ys[k], yaws[k] = self.task.draw(i, rngs["task"])
+            spawn = (float(xs[k]), float(ys[k]))
+            draw = prepared.draw if prepared is not None and prepared.spawn_xy == spawn \
+                else self.randomizer.draw(i, rngs, spawn)
+            own_terrain = self.task.episode_terrain(i) if hasattr(self.task, "episode_terrain") else None
+            if own_terrain is not None:
+                draw.terrain = own_terrain
+            self.randomizer.apply(self.sim, i, draw)
+            self.summaries[i] = {**draw.summary, **self.task.episode_summary[i], "episode_seed": seed}
+            self.episode_seed[i] = seed
+            self.spawn_xy[i] = spawn
         self.sim.reset(indices=idx, x_m=xs, y_m=ys, yaw_rad=yaws, terrain_index=idx)
         self.steps[rows] = 0
         self.previous_action[rows] = 0.0
@@ -200,6 +234,24 @@ class RangerBatch:
         self.rewards.reset(rows)
         self.frame = self._frame(kin)
         self.s_prev[rows] = self.frame.task.s_m[rows]
+
+    def prepare(self, slot: int, seed: int) -> PreparedEpisode | None:
+        """The episode a reset of vehicle ``slot`` with ``seed`` draws, before it is written into the batch: a
+        pure function of the slot, the seed and the spawn point (the task's, or the slot's last one for tasks
+        that always start there). None before the slot's first reset of a task without its own draw."""
+        rngs = episode_rngs(seed)
+        if hasattr(self.task, "prepare"):
+            own = self.task.prepare(rngs["task"])
+            spawn = self.task.spawn_xy(own)
+        else:
+            own, spawn = None, self.spawn_xy[slot]
+            if spawn is None:
+                return None
+        return PreparedEpisode(own, spawn, self.randomizer.draw(slot, rngs, spawn))
+
+    def prepare_next(self, slot: int, seed: int) -> None:
+        """Have vehicle ``slot``'s next episode, for ``seed``, prepared in the background (``pregen``)."""
+        self.pregen.submit(slot, seed)
 
     # --- step ----------------------------------------------------------------------------------------
     def step(self, actions: Any, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -244,9 +296,6 @@ class RangerBatch:
             terminated = terminated | value
         truncated = (self.steps >= self.max_steps) & ~terminated
 
-        def finite(x):
-            return np.where(np.isfinite(x), x, 0.0)
-
         progress = finite(t.s_m - self.s_prev)
         distance = finite(np.hypot(ax - x0, ay - y0))
         speed = finite(frame.speed_mps)
@@ -259,25 +308,47 @@ class RangerBatch:
             rolled_over=rolled, diverged=diverged, off_course=off_course, terminated=terminated, flags=task_flags,
         )
         reward, terms = self.rewards.compute(ctx)
-        reward = np.where(rows, finite(reward), 0.0)
-        terms = {k: np.where(rows, finite(v), 0.0) for k, v in terms.items()}
-
-        self.s_prev = np.where(rows, finite(t.s_m), self.s_prev)
-        self.previous_action[rows] = flat[rows]
-        st = self.stats
-        st["return"][rows] += reward[rows]
-        st["speed_sq"][rows] += (speed - target)[rows] ** 2
-        st["lateral_sq"][rows] += lateral[rows] ** 2
-        st["distance_m"][rows] += distance[rows]
-        for key, value in (("rolled_over", rolled), ("diverged", diverged), ("off_course", t.off_course & ~diverged),
-                           ("off_terrain", off_terrain), ("path_complete", complete), *task_flags.items()):
-            self.flags[key][rows] = value[rows]
+        flags = (("rolled_over", rolled), ("diverged", diverged), ("off_course", t.off_course & ~diverged),
+                 ("off_terrain", off_terrain), ("path_complete", complete), *task_flags.items())
+        if active is None:  # every vehicle stepped: the same updates without the row masks
+            reward = finite(reward)
+            self._record(finite(t.s_m), flat, reward, {k: finite(v) for k, v in terms.items()}, speed - target,
+                         lateral, distance, flags)
+        else:
+            reward = np.where(rows, finite(reward), 0.0)
+            terms = {k: np.where(rows, finite(v), 0.0) for k, v in terms.items()}
+            self.s_prev = np.where(rows, finite(t.s_m), self.s_prev)
+            self.previous_action[rows] = flat[rows]
+            st = self.stats
+            st["return"][rows] += reward[rows]
+            st["speed_sq"][rows] += (speed - target)[rows] ** 2
+            st["lateral_sq"][rows] += lateral[rows] ** 2
+            st["distance_m"][rows] += distance[rows]
+            for key, value in flags:
+                self.flags[key][rows] = value[rows]
+            self.last_reward[rows] = reward[rows]
+            for key, value in terms.items():
+                self.last_terms[key][rows] = value[rows]
+            terminated, truncated = np.where(rows, terminated, False), np.where(rows, truncated, False)
         if "goal_reached" in task_flags:  # why an episode of the navigation task ended short of its goal
             self._count_ground(rows, frame, state, ax, ay, speed, terminated | truncated, task_flags)
-        self.last_reward[rows] = reward[rows]
+        return reward, terminated, truncated
+
+    def _record(self, s_m, flat, reward, terms, speed_error, lateral, distance, flags) -> None:
+        """The per-step bookkeeping of a step in which every vehicle stepped: path position, last action,
+        the episode's running sums, status flags, the last reward and its terms."""
+        self.s_prev = s_m
+        self.previous_action[:] = flat
+        st = self.stats
+        st["return"] += reward
+        st["speed_sq"] += speed_error ** 2
+        st["lateral_sq"] += lateral ** 2
+        st["distance_m"] += distance
+        for key, value in flags:
+            self.flags[key][:] = value
+        self.last_reward[:] = reward
         for key, value in terms.items():
-            self.last_terms[key][rows] = value[rows]
-        return reward, np.where(rows, terminated, False), np.where(rows, truncated, False)
+            self.last_terms[key][:] = value
 
     def _count_ground(self, rows, frame, state, ax, ay, speed, ended, task_flags) -> None:
         """The navigation task's ground causes: counted on every step a vehicle crawls, then the cause of
@@ -309,9 +380,10 @@ class RangerBatch:
             brake_max_bar=self.sim.params.view(np.ndarray)["brake_max_bar"].astype(np.float64),
         )
 
-    def observe(self) -> dict[str, np.ndarray]:
-        """Observations of all vehicles from the last frame: ``{name: (N, ...) float32}``."""
-        return self.observer.build(self.frame)
+    def observe(self, row: int | None = None) -> dict[str, np.ndarray]:
+        """Observations of all vehicles from the last frame: ``{name: (N, ...) float32}``; of vehicle
+        ``row`` alone when given."""
+        return self.observer.build(self.frame, row)
 
     def infos(self) -> dict[str, np.ndarray]:
         """Per-vehicle information after the last reset or step, arrays over N (see ``RangerEnv``)."""
@@ -341,6 +413,38 @@ class RangerBatch:
         if "stuck" in self.flags:
             info["ground_cause"] = self.ground_cause.copy()
             info["goal_distance_m"] = -t.s_m.copy()
+        return info
+
+    def info_row(self, i: int) -> dict[str, Any]:
+        """``info_of(infos(), i)`` computed for vehicle ``i`` alone (the single env's info): the same values by
+        the same arithmetic on the row's numbers."""
+        f = self.frame
+        t = f.task
+        st = self.stats
+        steps = int(self.steps[i])
+        divisor = max(steps, 1)
+        fuel_g = 1e3 * (self.sim.state.view(np.ndarray)["fuel_used_kg"][i] - st["fuel0_kg"][i])
+        km = st["distance_m"][i] / 1e3
+        info = {
+            "time_s": float(self.steps[i] * self.dt_s),
+            "speed_mps": _finite_float(f.speed_mps[i]),
+            "target_speed_mps": float(t.target_speed[i, 0]),
+            "lateral_error_m": _finite_float(t.lateral_error_m[i]),
+            "heading_error_rad": _finite_float(t.heading_error_rad[i]),
+            "distance_m": float(st["distance_m"][i]),
+            "fuel_used_g": _finite_float(fuel_g),
+            "episode_return": float(st["return"][i]),
+            "episode_steps": steps,
+            "speed_rmse_mps": float(np.sqrt(st["speed_sq"][i] / np.int64(divisor))),
+            "lateral_rmse_m": float(np.sqrt(st["lateral_sq"][i] / np.int64(divisor))),
+            "fuel_g_per_km": float(fuel_g / max(km, 1e-3)) if km > 1e-3 else 0.0,
+            "reward_terms": {k: float(v[i]) for k, v in self.last_terms.items()},
+        }
+        for key, value in self.flags.items():
+            info[key] = bool(value[i])
+        if "stuck" in self.flags:
+            info["ground_cause"] = int(self.ground_cause[i])
+            info["goal_distance_m"] = float(-t.s_m[i])
         return info
 
     def info_of(self, infos: Mapping[str, Any], i: int) -> dict[str, Any]:
@@ -377,6 +481,12 @@ class RangerBatch:
         """Recompute the frame from the present state (after a restore)."""
         kin = body_kinematics(self.sim.state, self.sim.params)
         self.frame = self._frame(kin)
+
+
+def _finite_float(x) -> float:
+    """``x`` as a float, 0 for NaN and inf."""
+    x = float(x)
+    return x if math.isfinite(x) else 0.0
 
 
 def episode_metrics(info: Mapping[str, Any]) -> dict[str, float]:

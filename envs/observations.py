@@ -280,8 +280,9 @@ class ObservationBuilder:
         """``{name: (slice, shape)}``: where each item lies in the flat (width,) vector, in order."""
         return dict(self._slices)
 
-    def build(self, frame: Frame) -> dict[str, np.ndarray]:
-        """The observations of all vehicles: ``{name: (N, *shape) float32}``.
+    def build(self, frame: Frame, row: int | None = None) -> dict[str, np.ndarray]:
+        """The observations of all vehicles: ``{name: (N, *shape) float32}`` (of vehicle ``row`` alone,
+        ``{name: shape float32}``, when given).
 
         All items go into one (N, width) buffer (the report items by one gather from the report table) that
         is clipped to the space bounds and cleared of NaN (an absent report value becomes 0) in one pass;
@@ -297,4 +298,7 @@ class ObservationBuilder:
         np.clip(buf, self._low, self._high, out=buf)
         buf[np.isnan(buf)] = 0.0
         out32 = buf.astype(np.float32)
+        if row is not None:
+            one = out32[row]
+            return {name: one[sl].reshape(shape) for name, (sl, shape) in self._slices.items()}
         return {name: out32[:, sl].reshape((n, *shape)) for name, (sl, shape) in self._slices.items()}

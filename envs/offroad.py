@@ -207,12 +207,23 @@ class OffroadNavigationTask:
         self.sim = sim
 
     # --- episode draw --------------------------------------------------------------------------------
-    def draw(self, i: int, rng: np.random.Generator) -> tuple[float, float, float]:
-        """Draw vehicle ``i``'s terrain, start and goal; returns the start pose (x, y, yaw)."""
+    def prepare(self, rng: np.random.Generator):
+        """The episode's terrain, start and goal (``offroad_episode``: terrain, solvability and route search)
+        from the task stream ``rng``: a pure function of it, which ``draw`` writes into the task."""
         seed = int(rng.integers(0, 2**63 - 1))
         if self.options["split"] == "test":
             seed = np.random.SeedSequence([seed, TEST_SALT])
-        ep = offroad_episode(seed, self.terrain_config_resolved, self.table, self.grade_limits)
+        return offroad_episode(seed, self.terrain_config_resolved, self.table, self.grade_limits)
+
+    @staticmethod
+    def spawn_xy(episode) -> tuple[float, float]:
+        """The start point of a prepared episode, m."""
+        return float(episode.start_xy[0]), float(episode.start_xy[1])
+
+    def draw(self, i: int, rng: np.random.Generator, episode=None) -> tuple[float, float, float]:
+        """Write vehicle ``i``'s terrain, start and goal: ``episode`` from ``prepare`` (drawn from ``rng``
+        when None); returns the start pose (x, y, yaw)."""
+        ep = self.prepare(rng) if episode is None else episode
         self._terrains[i] = ep.terrain
         lim = self.grade_limits[ep.terrain.surface_id, wetness_bin(ep.terrain.wetness), L_INDEX, AWD_INDEX]
         self.traction[i] = lim

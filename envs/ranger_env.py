@@ -49,6 +49,11 @@ from acres_gym.envs.core import RangerBatch
 SEED_HIGH = 2**63 - 1
 
 
+def next_seed(generator: np.random.Generator) -> int:
+    """The episode seed the next ``reset`` without a seed draws from ``generator`` (drawn from a copy)."""
+    return int(copy.deepcopy(generator).integers(0, SEED_HIGH))
+
+
 SPACE_KEYS = ("action_mode", "action_options", "observations")  # config keys that shape the spaces
 
 
@@ -215,6 +220,12 @@ class BatchViews:
         return self._batch.action_mode
 
     @property
+    def pregen(self):
+        """The ``Pregenerator`` preparing the next episodes in a background thread
+        (``acres_gym.envs.pregen``; ``pregen.max_pending = 0`` turns it off)."""
+        return self._batch.pregen
+
+    @property
     def task(self):
         """The task logic (``acres_gym.envs.task_logic``): the path and speed profile of the episode."""
         return self._batch.task
@@ -280,7 +291,9 @@ class RangerEnv(BatchViews, gymnasium.Env):
         info["randomization"] = dict(self._batch.summaries[0])
         if self.render_mode == "human":
             self.render()
-        return self._obs(), info
+        obs = self._obs()
+        self._batch.prepare_next(0, next_seed(self.np_random))  # the next episode, drawn while this one runs
+        return obs, info
 
     def step(self, action):
         if not self._has_reset:
@@ -307,13 +320,14 @@ class RangerEnv(BatchViews, gymnasium.Env):
         if self._render is not None:
             self._render.close()
             self._render = None
+        self._batch.pregen.close()
 
     # --- helpers -------------------------------------------------------------------------------------
     def _obs(self) -> dict[str, np.ndarray]:
-        return {k: v[0] for k, v in self._batch.observe().items()}
+        return self._batch.observe(0)
 
     def _info(self) -> dict[str, Any]:
-        return self._batch.info_of(self._batch.infos(), 0)
+        return self._batch.info_row(0)
 
     def __getstate__(self):
         state = self.__dict__.copy()

@@ -59,6 +59,33 @@ class TaskFrame:
     local_map: np.ndarray | None = None  # (N, C, H, W) egocentric map (navigation tasks)
 
 
+@dataclass
+class PathEpisode:
+    """One episode's draw of a path task: the speed profile (m/s per control step), the path (x, y, heading
+    arrays), the index of its last usable point and the summary for ``info``."""
+
+    profile: np.ndarray
+    path: tuple[np.ndarray, np.ndarray, np.ndarray]
+    end_index: int
+    summary: dict[str, Any]
+
+
+@njit(cache=True, nogil=True)
+def _rate_limited(targets, up, down, out):
+    """``out[k]``: the speed from rest following ``targets`` with steps of at most ``up`` and ``-down``:
+    ``v += min(max(targets[k] - v, -down), up)``, with Python's ``min`` / ``max`` (the first argument
+    unless the second is strictly smaller / larger)."""
+    v = 0.0
+    for k in range(targets.size):
+        change = targets[k] - v
+        if -down > change:
+            change = -down
+        if up < change:
+            change = up
+        v += change
+        out[k] = v
+
+
 @njit(cache=True)
 def _locate(path_x, path_y, x, y, rows, window, index):
     """For each vehicle in ``rows``: the nearest path point to (x, y) among ``window`` points starting
@@ -239,16 +266,16 @@ class PathSpeedTask:
         return o
 
     # --- episode draw --------------------------------------------------------------------------------
-    def draw(self, i: int, rng: np.random.Generator) -> tuple[float, float, float]:
-        """Draw vehicle ``i``'s speed profile and path (see the module docstring); returns the spawn pose
-        (x, y, yaw) of the rear-axle midpoint (the path's start)."""
+    def prepare(self, rng: np.random.Generator) -> PathEpisode:
+        """Draw an episode's speed profile and path (see the module docstring) from the task stream ``rng``:
+        a pure function of it, which ``draw`` writes into a vehicle's row."""
         o = self.options
         kappa_max = draw_in_range(rng, o["curvature_max_per_m"])
         speed_max = o["speed_max_mps"]
         if kappa_max > 0.0:
             speed_max = min(speed_max, math.sqrt(o["lateral_accel_max_mps2"] / kappa_max))
-        self._draw_profile(i, rng, speed_max)
-        reach_m = (float(np.sum(self.profile[i, :self.max_steps + 1])) * self.dt_s
+        profile = self._draw_profile(rng, speed_max)
+        reach_m = (float(np.sum(profile[:self.max_steps + 1])) * self.dt_s
                    + max(o["path_preview_m"]) + PATH_REACH_MARGIN_M)
         need = min(self.n_path - 1, int(math.ceil(reach_m / o["path_spacing_m"])))
         best_end, best, draws = -1, None, 0
@@ -260,15 +287,28 @@ class PathSpeedTask:
                 best_end, best = end, path
             if end >= need:
                 break
-        self.path_x[i], self.path_y[i], self.path_heading[i] = best
-        self.end_index[i] = best_end
-        self.episode_summary[i] = {"curvature_max_per_m": kappa_max, "speed_max_mps": speed_max,
-                                   "path_length_m": best_end * o["path_spacing_m"], "path_draws": draws}
-        return float(best[0][0]), float(best[1][0]), float(best[2][0])
+        summary = {"curvature_max_per_m": kappa_max, "speed_max_mps": speed_max,
+                   "path_length_m": best_end * o["path_spacing_m"], "path_draws": draws}
+        return PathEpisode(profile, best, best_end, summary)
 
-    def _draw_profile(self, i: int, rng: np.random.Generator, speed_max: float) -> None:
+    @staticmethod
+    def spawn_xy(episode: PathEpisode) -> tuple[float, float]:
+        """The start point of a prepared episode (the path's first point), m."""
+        return float(episode.path[0][0]), float(episode.path[1][0])
+
+    def draw(self, i: int, rng: np.random.Generator, episode: PathEpisode | None = None) -> tuple[float, float, float]:
+        """Write vehicle ``i``'s speed profile and path: ``episode`` from ``prepare`` (drawn from ``rng`` when
+        None); returns the spawn pose (x, y, yaw) of the rear-axle midpoint (the path's start)."""
+        ep = self.prepare(rng) if episode is None else episode
+        self.profile[i] = ep.profile
+        self.path_x[i], self.path_y[i], self.path_heading[i] = ep.path
+        self.end_index[i] = ep.end_index
+        self.episode_summary[i] = dict(ep.summary)
+        return float(ep.path[0][0]), float(ep.path[1][0]), float(ep.path[2][0])
+
+    def _draw_profile(self, rng: np.random.Generator, speed_max: float) -> np.ndarray:
         """Piecewise-constant targets in [speed_min, speed_max] (or stops), reached at the task's limited
-        acceleration and deceleration from rest: ``profile[i]``, m/s per control step."""
+        acceleration and deceleration from rest: the profile, m/s per control step."""
         o = self.options
         speed_min = min(o["speed_min_mps"], speed_max)
         targets = np.empty(self.n_profile)
@@ -278,13 +318,9 @@ class PathSpeedTask:
             stop = o["stop_probability"] > 0.0 and float(rng.random()) < o["stop_probability"]
             targets[k:k + steps] = 0.0 if stop else float(rng.uniform(speed_min, speed_max))
             k += steps
-        up = o["speed_accel_mps2"] * self.dt_s
-        down = o["speed_decel_mps2"] * self.dt_s
-        v = 0.0
-        profile = self.profile[i]
-        for k in range(self.n_profile):
-            v += min(max(targets[k] - v, -down), up)
-            profile[k] = v
+        profile = np.empty(self.n_profile)
+        _rate_limited(targets, o["speed_accel_mps2"] * self.dt_s, o["speed_decel_mps2"] * self.dt_s, profile)
+        return profile
 
     def _draw_path(self, rng: np.random.Generator, kappa_max: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A path from the spawn point with a random heading: three sine components of curvature scaled to

@@ -38,7 +38,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from acres_gym.envs.core import RangerBatch
-from acres_gym.envs.ranger_env import SEED_HIGH, BatchViews, RenderHelper, build_config
+from acres_gym.envs.ranger_env import SEED_HIGH, BatchViews, RenderHelper, build_config, next_seed
 
 
 def _with_masks(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
@@ -102,6 +102,13 @@ class RangerVectorEnv(BatchViews, VectorEnv):
             seeds.append(int(self._rngs[i].integers(0, SEED_HIGH)))
         return seeds
 
+    def _reset_rows(self, rows: np.ndarray) -> None:
+        """New episodes for the vehicles in ``rows`` from their generators; their next episodes are then
+        prepared in the background (``acres_gym.envs.pregen``)."""
+        self._batch.reset_rows(rows, self._episode_seeds(rows))
+        for i in np.flatnonzero(rows):
+            self._batch.prepare_next(int(i), next_seed(self._rngs[i]))
+
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
         n = self.num_envs
         options = dict(options or {})
@@ -126,7 +133,7 @@ class RangerVectorEnv(BatchViews, VectorEnv):
         for i in np.flatnonzero(mask):
             if seeds[i] is not None:
                 self._rngs[i], _ = seeding.np_random(int(seeds[i]))
-        self._batch.reset_rows(mask, self._episode_seeds(mask))
+        self._reset_rows(mask)
         self._autoreset[mask] = False
         self._ended[mask] = False
         self._has_reset = True
@@ -160,13 +167,13 @@ class RangerVectorEnv(BatchViews, VectorEnv):
         all_rows = np.ones(self.num_envs, dtype=bool)
         if mode == AutoresetMode.NEXT_STEP:
             if ended.any():
-                b.reset_rows(ended, self._episode_seeds(ended))
+                self._reset_rows(ended)
             self._autoreset = ended
         elif mode == AutoresetMode.SAME_STEP:
             if ended.any():
                 final_obs = obs
                 final_info = infos
-                b.reset_rows(ended, self._episode_seeds(ended))
+                self._reset_rows(ended)
                 obs = b.observe()
                 infos = b.infos()
                 infos = _with_masks(infos, all_rows)
@@ -200,6 +207,8 @@ class RangerVectorEnv(BatchViews, VectorEnv):
         if getattr(self, "_render", None) is not None:  # also after a constructor that raised
             self._render.close()
             self._render = None
+        if getattr(self, "_batch", None) is not None:
+            self._batch.pregen.close()
 
     def __getstate__(self):
         state = self.__dict__.copy()

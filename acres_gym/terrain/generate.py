@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from acres_gym.model import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
 from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
@@ -143,26 +143,91 @@ def _fade(t: np.ndarray) -> np.ndarray:
     return t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
+def _column_terms(u):
+    """Per grid column of lattice coordinate ``u``: the lattice column ``floor(u)``, the fraction ``f``
+    inside it, ``f - 1`` and the quintic fade of ``f`` (the same arithmetic as per point)."""
+    lattice = np.empty(u.size, np.int64)
+    frac = np.empty(u.size)
+    frac_m1 = np.empty(u.size)
+    fade = np.empty(u.size)
+    for i in range(u.size):
+        lattice[i] = int(math.floor(u[i]))
+        f = u[i] - lattice[i]
+        frac[i] = f
+        frac_m1[i] = f - 1.0
+        fade[i] = f * f * f * (f * (f * 6.0 - 15.0) + 10.0)
+    return lattice, frac, frac_m1, fade
+
+
+RUN_MIN_POINTS = 8
+"""Grid points per lattice cell along a row from which ``_perlin_on_grid`` loops over runs of points
+sharing their lattice cell (a loop the compiler vectorises) instead of looking the corners up per point."""
+
+
+@njit(cache=True, nogil=True)
 def _perlin_on_grid(gx, gy, u, v, amplitude, out):
     """Adds ``amplitude`` times the gradient noise at every grid point (u[i], v[j]) (lattice units) to
-    ``out``, from the lattice gradients (gx, gy)[row, col]: the four corners' dot products blended with
-    the quintic fade. Rows run in parallel (each row is written by one thread: deterministic)."""
-    for j in prange(v.size):
+    ``out``, from the lattice gradients (gx, gy)[row, col]: the four corners' dot products
+    ``gx (u - col) + gy (v - row)`` blended with the quintic fade ``6t^5 - 15t^4 + 10t^3``.
+
+    One thread, no GIL (a background thread can run it while Python steps an environment). What depends
+    on the column only (lattice column, fraction, fade) is computed once per column and the corners'
+    ``gy (v - row)`` products once per grid row and lattice column. With ``RUN_MIN_POINTS`` or more grid
+    points per lattice cell, the points between two lattice lines of a row, which share their four
+    corners, run in one loop with the corners held fixed. Every point adds the same rounded products in
+    the same order as a direct evaluation: the values are bit for bit those of the per-point formula."""
+    lattice, frac, frac_m1, fade = _column_terms(u)
+    n_cols = gx.shape[1]
+    low_y = np.empty(n_cols)
+    high_y = np.empty(n_cols)
+    by_runs = u.size >= RUN_MIN_POINTS * n_cols
+    for j in range(v.size):
         jv = int(math.floor(v[j]))
         fv = v[j] - jv
+        fv_m1 = fv - 1.0
         sv = fv * fv * fv * (fv * (fv * 6.0 - 15.0) + 10.0)
-        for i in range(u.size):
-            iu = int(math.floor(u[i]))
-            fu = u[i] - iu
-            su = fu * fu * fu * (fu * (fu * 6.0 - 15.0) + 10.0)
-            n00 = gx[jv, iu] * fu + gy[jv, iu] * fv
-            n10 = gx[jv, iu + 1] * (fu - 1.0) + gy[jv, iu + 1] * fv
-            n01 = gx[jv + 1, iu] * fu + gy[jv + 1, iu] * (fv - 1.0)
-            n11 = gx[jv + 1, iu + 1] * (fu - 1.0) + gy[jv + 1, iu + 1] * (fv - 1.0)
-            a = n00 + su * (n10 - n00)
-            b = n01 + su * (n11 - n01)
-            out[j, i] += amplitude * (a + sv * (b - a))
+        for c in range(n_cols):
+            low_y[c] = gy[jv, c] * fv
+            high_y[c] = gy[jv + 1, c] * fv_m1
+        g_low, g_high, row = gx[jv], gx[jv + 1], out[j]
+        if not by_runs:
+            for i in range(u.size):
+                c = lattice[i]
+                fu, fu_m1, su = frac[i], frac_m1[i], fade[i]
+                n00 = g_low[c] * fu + low_y[c]
+                n10 = g_low[c + 1] * fu_m1 + low_y[c + 1]
+                n01 = g_high[c] * fu + high_y[c]
+                n11 = g_high[c + 1] * fu_m1 + high_y[c + 1]
+                a = n00 + su * (n10 - n00)
+                b = n01 + su * (n11 - n01)
+                row[i] += amplitude * (a + sv * (b - a))
+            continue
+        start = 0
+        while start < u.size:
+            c = lattice[start]
+            stop = start + 1
+            while stop < u.size and lattice[stop] == c:
+                stop += 1
+            _perlin_run(g_low[c], g_low[c + 1], g_high[c], g_high[c + 1], low_y[c], low_y[c + 1], high_y[c],
+                        high_y[c + 1], sv, amplitude, frac[start:stop], frac_m1[start:stop], fade[start:stop],
+                        row[start:stop])
+            start = stop
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _perlin_run(gx00, gx10, gx01, gx11, y00, y10, y01, y11, sv, amplitude, frac, frac_m1, fade, out):
+    """One run of grid points inside one lattice cell: the corner gradients' x parts ``gx..`` and the
+    rounded products ``y.. = gy.. (v - row)`` are fixed (see ``_perlin_on_grid``)."""
+    for i in range(out.size):
+        fu, fu_m1, su = frac[i], frac_m1[i], fade[i]
+        n00 = gx00 * fu + y00
+        n10 = gx10 * fu_m1 + y10
+        n01 = gx01 * fu + y01
+        n11 = gx11 * fu_m1 + y11
+        a = n00 + su * (n10 - n00)
+        b = n01 + su * (n11 - n01)
+        out[i] += amplitude * (a + sv * (b - a))
 
 
 def _add_gradient_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelength: float,
@@ -226,51 +291,96 @@ def rough(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, surf
     wavelengths = [hill * ratio**o for o in range(octaves)]
     amplitudes = [persistence**o for o in range(octaves)]
     noise = _fractal_noise(np.random.default_rng(seed), x, y, wavelengths, amplitudes, cell)
-    r = np.hypot(x[None, :] - sx, y[:, None] - sy)
-    inside = r <= radius
-    level = noise[inside].mean() if inside.any() else noise.flat[np.argmin(r)]
-    height = (noise - level) * _smootherstep((r - radius) / blend)
+    height = _flatten_spawn(noise, x, y, sx, sy, radius, blend, cell)
     rms = math.sqrt(float(np.mean(height * height)))
     height *= roughness / rms if rms > 0.0 else 0.0
     return _uniform(height, ox, oy, cell, surface, wetness, table)
 
 
+def _flatten_spawn(noise: np.ndarray, x: np.ndarray, y: np.ndarray, sx: float, sy: float, radius: float,
+                   blend: float, cell: float) -> np.ndarray:
+    """``(noise - level) * smootherstep((r - radius) / blend)``, r the distance from (sx, sy) and ``level``
+    the mean noise within ``radius`` (the nearest grid point's without one): level around the spawn point,
+    blending into the hills over ``blend`` m.
+
+    Beyond ``radius + blend`` the fade is exactly 1, so the distances and the fade are computed only in the
+    window of grid points within ``radius + blend`` (plus two cells) of the spawn point on either axis; the
+    values are those of the whole-grid formula, bit for bit (the points within ``radius`` are met in the
+    same row-major order, so their mean is the same sum)."""
+    reach = radius + blend + 2.0 * cell
+    i0, i1 = np.searchsorted(x, sx - reach), np.searchsorted(x, sx + reach, side="right")
+    j0, j1 = np.searchsorted(y, sy - reach), np.searchsorted(y, sy + reach, side="right")
+    r = np.hypot(x[None, i0:i1] - sx, y[j0:j1, None] - sy)
+    inside = r <= radius
+    if not inside.any():  # no grid point within the radius: the whole-grid formula's nearest point
+        r = np.hypot(x[None, :] - sx, y[:, None] - sy)
+        return (noise - noise.flat[np.argmin(r)]) * _smootherstep((r - radius) / blend)
+    window = noise[j0:j1, i0:i1]
+    level = window[inside].mean()
+    height = noise - level
+    height[j0:j1, i0:i1] = (window - level) * _smootherstep((r - radius) / blend)
+    return height
+
+
 # --------------------------------------------------------------------------- surface maps
-@njit(cache=True)
+@njit(cache=True, nogil=True)
+def _root(parent, r):
+    """The root of run ``r`` in the union-find forest ``parent`` (compressing the path)."""
+    root = r
+    while parent[root] != root:
+        root = parent[root]
+    while parent[r] != root:
+        parent[r], r = root, parent[r]
+    return root
+
+
+@njit(cache=True, nogil=True)
 def _label_patches(ids):
-    """Connected regions (4-neighbour) of equal id: (labels (ny, nx), number of regions)."""
+    """Connected regions (4-neighbour) of equal id: (labels (ny, nx), number of regions), numbered in the
+    order of their first grid point in row-major order.
+
+    Each row is cut into runs of equal id; a run joins (union-find) the runs of the row above that share
+    a column and its id. Numbering the roots in the order the runs are met gives every region the number a
+    flood fill started at each unlabelled point in row-major order gives it."""
     ny, nx = ids.shape
-    labels = np.full((ny, nx), -1, np.int64)
-    stack = np.empty(ny * nx, np.int64)
+    start = np.empty(ny * nx, np.int64)
+    stop = np.empty(ny * nx, np.int64)
+    parent = np.empty(ny * nx, np.int64)
+    first = np.empty(ny + 1, np.int64)
     n = 0
-    for j0 in range(ny):
-        for i0 in range(nx):
-            if labels[j0, i0] >= 0:
-                continue
-            s = ids[j0, i0]
-            labels[j0, i0] = n
-            stack[0] = j0 * nx + i0
-            top = 1
-            while top > 0:
-                top -= 1
-                j = stack[top] // nx
-                i = stack[top] - j * nx
-                for d in range(4):
-                    qj, qi = j, i
-                    if d == 0:
-                        qi = i - 1
-                    elif d == 1:
-                        qi = i + 1
-                    elif d == 2:
-                        qj = j - 1
-                    else:
-                        qj = j + 1
-                    if 0 <= qj < ny and 0 <= qi < nx and labels[qj, qi] < 0 and ids[qj, qi] == s:
-                        labels[qj, qi] = n
-                        stack[top] = qj * nx + qi
-                        top += 1
+    for j in range(ny):
+        first[j] = n
+        i = 0
+        while i < nx:
+            k = i + 1
+            while k < nx and ids[j, k] == ids[j, i]:
+                k += 1
+            start[n], stop[n], parent[n] = i, k, n
             n += 1
-    return labels, n
+            i = k
+        if j > 0:
+            a, b = first[j - 1], first[j]
+            while a < first[j] and b < n:
+                if start[a] < stop[b] and start[b] < stop[a] and ids[j - 1, start[a]] == ids[j, start[b]]:
+                    ra, rb = _root(parent, a), _root(parent, b)
+                    if ra != rb:
+                        parent[max(ra, rb)] = min(ra, rb)
+                if stop[a] <= stop[b]:
+                    a += 1
+                else:
+                    b += 1
+    first[ny] = n
+    number = np.full(n, -1, np.int64)
+    labels = np.empty((ny, nx), np.int64)
+    count = 0
+    for j in range(ny):
+        for r in range(first[j], first[j + 1]):
+            root = _root(parent, r)
+            if number[root] < 0:
+                number[root] = count
+                count += 1
+            labels[j, start[r]:stop[r]] = number[root]
+    return labels, count
 
 
 def _generator(rng) -> np.random.Generator:
@@ -311,8 +421,20 @@ def _cut_at_quantiles(noise: np.ndarray, ids: np.ndarray, weights: np.ndarray) -
     last = np.clip(ends - 1, 0, flat.size - 1)  # rank of the highest point of each group
     cuts = np.partition(flat, np.unique(last))[last] if last.size else last.astype(float)
     cuts = np.where(ends > 0, cuts, -np.inf)  # an empty first group takes no point
-    group = np.searchsorted(cuts, flat, side="left")
-    return np.asarray(ids, dtype=np.int32)[group].reshape(noise.shape)
+    out = np.empty(flat.size, np.int32)
+    _assign_groups(flat, np.ascontiguousarray(cuts, dtype=np.float64), np.asarray(ids, dtype=np.int32), out)
+    return out.reshape(noise.shape)
+
+
+@njit(cache=True, nogil=True)
+def _assign_groups(values, cuts, ids, out):
+    """``out[p] = ids[number of cuts below values[p]]``: for the ascending ``cuts``, the group
+    ``numpy.searchsorted(cuts, value, side="left")`` names, in one pass without the GIL."""
+    for p in range(values.size):
+        group = 0
+        while group < cuts.size and cuts[group] < values[p]:
+            group += 1
+        out[p] = ids[group]
 
 
 def with_patches(terrain: Terrain, rng, surfaces, scale_m: float = 20.0,

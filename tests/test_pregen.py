@@ -1,0 +1,157 @@
+"""Episodes prepared in the background (``acres_gym.envs.pregen``): the same episodes as drawn at the reset,
+whatever was prepared before and in any process, with a bounded number held."""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import pickle
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+
+import acres_gym  # noqa: F401
+from acres_gym.envs.pregen import Pregenerator
+
+IDS = ["acres_gym/RangerSpeedTracking-v1", "acres_gym/RangerPathFollowing-v1", "acres_gym/RangerHillClimb-v0",
+       "acres_gym/RangerOffroadNavigation-v0"]
+
+
+def _episode_digest(env) -> str:
+    """Digest of the present episode's terrain, vehicle record and observation."""
+    b = env.unwrapped._batch
+    h = hashlib.sha256()
+    for arr in (b.sim.terrain.height_m, b.sim.terrain.surface_id, b.sim.terrain.wetness, b.sim.params,
+                b.sim.surface_records):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    for value in b.observe().values():
+        h.update(value.tobytes())
+    return h.hexdigest()
+
+
+def _episodes(env_id: str, pending: int, episodes: int = 3) -> list[str]:
+    """Digests of the episodes after ``reset(seed=3)`` and then ``reset()`` without a seed."""
+    env = gymnasium.make(env_id)
+    env.unwrapped.pregen.max_pending = pending
+    env.reset(seed=3)
+    digests = [_episode_digest(env)]
+    env.action_space.seed(0)
+    for _ in range(episodes - 1):
+        for _ in range(5):
+            env.step(env.action_space.sample())
+        env.reset()
+        digests.append(_episode_digest(env))
+    hits = env.unwrapped.pregen.hits
+    env.close()
+    return digests, hits
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_prepared_episodes_equal_the_ones_drawn_at_the_reset(env_id):
+    prepared, hits = _episodes(env_id, pending=4)
+    drawn, no_hits = _episodes(env_id, pending=0)
+    assert hits == 2 and no_hits == 0
+    assert prepared == drawn
+    assert len(set(drawn)) == len(drawn)  # the episodes differ
+
+
+def test_an_explicit_seed_ignores_what_was_prepared_for_another():
+    env = gymnasium.make(IDS[1])
+    env.reset(seed=3)  # prepares the episode after it
+    env.reset(seed=8)  # another seed: drawn now
+    assert env.unwrapped.pregen.misses == 2
+    fresh = gymnasium.make(IDS[1])
+    fresh.unwrapped.pregen.max_pending = 0
+    fresh.reset(seed=8)
+    assert _episode_digest(env) == _episode_digest(fresh)
+
+
+def test_episodes_are_the_same_in_another_process():
+    here = str(Path(__file__).parent)
+    code = (f"import sys; sys.path.insert(0, {here!r}); from test_pregen import _episodes; "
+            f"print(_episodes({IDS[2]!r}, pending=0)[0][-1])")
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()[-1]
+    assert other == _episodes(IDS[2], pending=4)[0][-1]
+
+
+def test_vector_env_autoreset_episodes_do_not_depend_on_pre_generation():
+    def run(pending):
+        venv = gymnasium.make_vec(IDS[0], num_envs=3, vectorization_mode="vector_entry_point",
+                                  config={"max_episode_s": 1.0})
+        venv.unwrapped.pregen.max_pending = pending
+        obs, _ = venv.reset(seed=5)
+        rng = np.random.default_rng(0)
+        out = [obs["vehicle_velocity"].copy()]
+        for _ in range(45):  # two autoresets of every vehicle
+            obs, reward, *_ = venv.step(rng.uniform(-1, 1, (3, *venv.single_action_space.shape)).astype(np.float32))
+            out += [obs["lateral_error"].copy(), obs["wheel_speeds"].copy(), reward.copy()]
+        hits = venv.unwrapped.pregen.hits
+        venv.close()
+        return out, hits
+
+    prepared, hits = run(64)
+    drawn, _ = run(0)
+    assert hits >= 6
+    assert all(np.array_equal(a, b) for a, b in zip(prepared, drawn, strict=True))
+
+
+def test_pregenerator_holds_at_most_max_pending_and_matches_seeds():
+    built = []
+
+    def build(slot, seed):
+        built.append((slot, seed))
+        return slot * 1000 + seed
+
+    pre = Pregenerator(build, max_pending=2)
+    for slot in range(5):
+        pre.submit(slot, 7)
+    assert pre.pending == 2
+    assert pre.take(0, 8) is None  # another seed: dropped
+    assert pre.take(1, 7) == 1007
+    assert pre.take(4, 7) is None  # never held
+    assert pre.pending == 0
+    pre.submit(3, 1)
+    pre.submit(3, 2)  # replaces the slot's first
+    assert pre.pending == 1 and pre.take(3, 2) == 3002
+    pre.close()
+    with pytest.raises(ValueError, match="max_pending"):
+        Pregenerator(build, max_pending=-1)
+
+
+def test_an_env_with_prepared_episodes_pickles():
+    env = gymnasium.make(IDS[0])
+    env.reset(seed=1)
+    copy = pickle.loads(pickle.dumps(env.unwrapped))
+    assert copy.pregen.pending == 0
+    copy.reset()
+    env.close()
+
+
+def _pregen_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "acres-gym-pregen"]
+
+
+def test_the_worker_is_a_daemon_thread_that_ends_with_close_or_collection():
+    before = set(_pregen_threads())
+    gate = threading.Event()
+    pre = Pregenerator(lambda slot, seed: gate.wait(5.0) and seed)
+    pre.submit(0, 1)
+    (worker,) = set(_pregen_threads()) - before
+    assert worker.daemon  # the process exits without waiting for queued episodes
+    gate.set()
+    assert pre.take(0, 1) == 1
+    pre.close()
+    worker.join(5.0)
+    assert not worker.is_alive()
+    pre.submit(0, 2)  # a new worker after close
+    (second,) = set(_pregen_threads()) - before
+    assert pre.take(0, 2) == 2
+    del pre
+    gc.collect()
+    second.join(5.0)
+    assert not second.is_alive()
