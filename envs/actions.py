@@ -599,7 +599,6 @@ class DbwCommandMode(ActionMode):
     name = "dbw_command"
     components = ()
     option_defaults = {}
-    INF = np.inf
     # field -> space; modes are the ds_dbw constants (DiscreteSet: every sample is a valid mode)
     FIELDS: ClassVar[dict[str, spaces.Space]] = {
         "system_enable": spaces.Discrete(2),

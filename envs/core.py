@@ -487,15 +487,3 @@ def _finite_float(x) -> float:
     """``x`` as a float, 0 for NaN and inf."""
     x = float(x)
     return x if math.isfinite(x) else 0.0
-
-
-def episode_metrics(info: Mapping[str, Any]) -> dict[str, float]:
-    """The evaluation figures of an info dict at an episode's end."""
-    return {key: float(info[key]) for key in ("episode_return", "episode_steps", "speed_rmse_mps", "lateral_rmse_m",
-                                              "fuel_g_per_km", "distance_m", "fuel_used_g")} | {
-        "failed": float(bool(info["rolled_over"] or info["diverged"] or info["off_course"] or info["off_terrain"])),
-    }
-
-
-def is_finite_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)

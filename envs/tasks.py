@@ -276,9 +276,3 @@ class RangerOffroadNavigationVector(RangerVectorEnv):
     """``RangerOffroadNavigation`` as a native vector env of ``num_envs`` vehicles (see ``RangerVectorEnv``)."""
 
     default_config = "offroad_navigation"
-
-
-TASK_ENVS = {"speed_tracking": (RangerSpeedTracking, RangerSpeedTrackingVector),
-             "path_following": (RangerPathFollowing, RangerPathFollowingVector),
-             "hill_climb": (RangerHillClimb, RangerHillClimbVector),
-             "offroad_navigation": (RangerOffroadNavigation, RangerOffroadNavigationVector)}
