@@ -1,8 +1,10 @@
 """Gymnasium environments around the acres_gym simulator.
 
 - ``acres_gym.envs.ranger_env.RangerEnv``: one vehicle, configured by a task config (``acres_gym.envs.config``);
-- ``acres_gym.envs.tasks``: the registered tasks ``RangerSpeedTracking`` and ``RangerPathFollowing`` (ids
-  ``acres_gym/RangerSpeedTracking-v1``, ``acres_gym/RangerPathFollowing-v1``) and their vector forms;
+- ``acres_gym.envs.tasks``: the registered environment classes ``RangerSpeedTracking``, ``RangerPathFollowing``,
+  ``RangerHillClimb`` and ``RangerOffroadNavigation`` and their vector forms (ids in
+  ``acres_gym.registration``); a task's logic (reference, errors, termination) is not there but in
+  ``acres_gym.envs.task_logic`` (and ``acres_gym.envs.offroad`` for the navigation task);
 - ``acres_gym.envs.vector_env.RangerVectorEnv``: N vehicles stepped by one simulator call;
 - ``acres_gym.envs.sb3.RangerSB3VecEnv``: the vector env as a stable-baselines3 ``VecEnv``;
 - ``acres_gym.envs.actions``, ``acres_gym.envs.observations``, ``acres_gym.envs.task_logic``,

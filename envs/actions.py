@@ -1,12 +1,12 @@
 """Action modes: how an agent's action becomes the DBW messages of one control step.
 
 Every mode writes a batch of ``DbwCommand`` records (``acres_gym.dbw.command``) for N vehicles once per
-control step. The messages a mode uses are **re-sent every step** (their ``*_fresh`` flag set, with
-``system_enable`` and the subsystem's ``enable``), as a real autonomy stack does: the DBW layer drops a
-subsystem whose last message is older than 0.1 s. Subsystems a mode does not use get no messages and stay
-with the driver (pedals released). The gear is not part of the Box modes: on the first control step of
-every episode the environment sends one ``GearCmd`` for H (high range), so the vehicle drives in H
-whatever its default gear (unless the mode has the gear axis, below).
+control step. The messages a mode uses are **re-sent every step** (written with ``acres_gym.dbw.command.send``,
+which sets their ``*_fresh`` flag, with ``system_enable`` and the subsystem's ``enable``), as a real autonomy
+stack does: the DBW layer drops a subsystem whose last message is older than 0.1 s. Subsystems a mode does not
+use get no messages (``clear_sent``) and stay with the driver (pedals released). The gear is not part of the
+Box modes: on the first control step of every episode the environment sends one ``GearCmd`` for H (high
+range), so the vehicle drives in H whatever its default gear (unless the mode has the gear axis, below).
 
 Box modes take a ``Box(-1, 1, (k,), float32)``; values outside [-1, 1] are clipped, NaN or inf raise a
 ``ValueError`` naming the component:
@@ -86,7 +86,15 @@ from acres_gym.constants import (
     ULC_NONE,
     ULC_VELOCITY,
 )
-from acres_gym.dbw.command import COMMAND_MODES, GEAR_CMD_MAX, check_commands
+from acres_gym.dbw.command import (
+    COMMAND_MODES,
+    GEAR_CMD_MAX,
+    MESSAGE_SUBSYSTEMS,
+    check_commands,
+    clear_sent,
+    mark_sent,
+    send,
+)
 from acres_gym.envs.config import check_keys, number, strip_comments
 
 ULC_VELOCITY_RANGE_MPS = (-7.0, 45.0)  # what the firmware-side decoder accepts
@@ -274,10 +282,10 @@ class ActionMode:
             _ulc(cmd, rows, ulc_mode, d[ulc_key], o)
         if self.gear_axis:
             gear = d["range_gear"]
-            send = rows & (gear != GEAR_NONE)
+            shift = rows & (gear != GEAR_NONE)
             if state is not None:
-                send &= state["gear_target"] != gear
-            cmd["gear_cmd"][send] = gear[send]
+                shift &= state["gear_target"] != gear
+            send(cmd, "GearCmd", shift, cmd=gear[shift])
         if self.drive_axis:
             cmd["drive_mode"][rows] = d["drive_mode"][rows]
 
@@ -341,59 +349,43 @@ class ActionMode:
 
 # --- command helpers ---------------------------------------------------------------------------------
 def _header(cmd: np.recarray, rows: np.ndarray) -> None:
-    cmd["system_enable"][rows] = True
+    send(cmd, "Enable", rows, data=True)
 
 
 def _steer(cmd, rows, mode: int, value: np.ndarray, rate: float, accel: float) -> None:
-    cmd["steer_mode"][rows] = mode
-    cmd["steer_cmd"][rows] = value[rows]
-    cmd["steer_rate_deg_s"][rows] = rate
-    cmd["steer_accel_deg_s2"][rows] = accel
-    cmd["steer_enable"][rows] = True
-    cmd["steer_fresh"][rows] = True
+    send(cmd, "SteeringCmd", rows, cmd_type=mode, cmd=value[rows], cmd_rate=rate, cmd_accel=accel, enable=True)
 
 
 def _pedals(cmd, rows, throttle_pct: np.ndarray, brake_pct: np.ndarray, options: dict) -> None:
-    cmd["throttle_mode"][rows] = PEDAL_PERCENT
-    cmd["throttle_cmd"][rows] = throttle_pct[rows]
-    cmd["throttle_rate_inc_pct_s"][rows] = options["throttle_rate_inc_pct_s"]
-    cmd["throttle_rate_dec_pct_s"][rows] = options["throttle_rate_dec_pct_s"]
-    cmd["throttle_enable"][rows] = True
-    cmd["throttle_fresh"][rows] = True
-    cmd["brake_mode"][rows] = PEDAL_PERCENT
-    cmd["brake_cmd"][rows] = brake_pct[rows]
-    cmd["brake_rate_inc"][rows] = options["brake_rate_inc_pct_s"]
-    cmd["brake_rate_dec"][rows] = options["brake_rate_dec_pct_s"]
-    cmd["brake_enable"][rows] = True
-    cmd["brake_fresh"][rows] = True
+    send(cmd, "ThrottleCmd", rows, cmd_type=PEDAL_PERCENT, cmd=throttle_pct[rows],
+         rate_inc=options["throttle_rate_inc_pct_s"], rate_dec=options["throttle_rate_dec_pct_s"], enable=True)
+    send(cmd, "BrakeCmd", rows, cmd_type=PEDAL_PERCENT, cmd=brake_pct[rows],
+         rate_inc=options["brake_rate_inc_pct_s"], rate_dec=options["brake_rate_dec_pct_s"], enable=True)
     _no_ulc(cmd, rows)
 
 
 def _no_pedals(cmd, rows) -> None:
+    """The pedal messages held at mode NONE, disabled, and not sent this step."""
     cmd["throttle_mode"][rows] = PEDAL_NONE
     cmd["throttle_enable"][rows] = False
-    cmd["throttle_fresh"][rows] = False
     cmd["brake_mode"][rows] = PEDAL_NONE
     cmd["brake_enable"][rows] = False
-    cmd["brake_fresh"][rows] = False
+    clear_sent(cmd, rows, subsystems=("throttle", "brake"), events=False)
 
 
 def _no_ulc(cmd, rows) -> None:
+    """The ULC message held at mode NONE, disabled, and not sent this step."""
     cmd["ulc_mode"][rows] = ULC_NONE
     cmd["ulc_enable"][rows] = False
-    cmd["ulc_fresh"][rows] = False
+    clear_sent(cmd, rows, subsystems=("ulc",), events=False)
 
 
 def _ulc(cmd, rows, mode: int, value: np.ndarray, options: dict) -> None:
-    cmd["ulc_mode"][rows] = mode
-    cmd["ulc_cmd"][rows] = value[rows]
-    cmd["ulc_limit_accel_mps2"][rows] = options["ulc_limit_accel_mps2"]
-    cmd["ulc_limit_decel_mps2"][rows] = options["ulc_limit_decel_mps2"]
-    cmd["ulc_limit_jerk_throttle_mps3"][rows] = options["ulc_limit_jerk_throttle_mps3"]
-    cmd["ulc_limit_jerk_brake_mps3"][rows] = options["ulc_limit_jerk_brake_mps3"]
-    cmd["ulc_coast_decel"][rows] = options["ulc_coast_decel"]
-    cmd["ulc_enable"][rows] = True
-    cmd["ulc_fresh"][rows] = True
+    send(cmd, "UlcCmd", rows, cmd_type=mode, cmd=value[rows],
+         limit_accel=options["ulc_limit_accel_mps2"], limit_decel=options["ulc_limit_decel_mps2"],
+         limit_jerk_throttle=options["ulc_limit_jerk_throttle_mps3"],
+         limit_jerk_brake=options["ulc_limit_jerk_brake_mps3"], coast_decel=options["ulc_coast_decel"],
+         enable=True)
     _no_pedals(cmd, rows)
 
 
@@ -599,7 +591,6 @@ class DbwCommandMode(ActionMode):
     name = "dbw_command"
     components = ()
     option_defaults = {}
-    INF = np.inf
     # field -> space; modes are the ds_dbw constants (DiscreteSet: every sample is a valid mode)
     FIELDS: ClassVar[dict[str, spaces.Space]] = {
         "system_enable": spaces.Discrete(2),
@@ -715,13 +706,10 @@ class DbwCommandMode(ActionMode):
             else:
                 cmd[key][rows] = value[rows]
         cmd["steer_enable"][rows] = batch["steer_mode"][rows] != STEER_NONE
-        cmd["steer_fresh"][rows] = True
         cmd["throttle_enable"][rows] = batch["throttle_mode"][rows] != PEDAL_NONE
-        cmd["throttle_fresh"][rows] = True
         cmd["brake_enable"][rows] = batch["brake_mode"][rows] != PEDAL_NONE
-        cmd["brake_fresh"][rows] = True
         cmd["ulc_enable"][rows] = batch["ulc_mode"][rows] != ULC_NONE
-        cmd["ulc_fresh"][rows] = True
+        mark_sent(cmd, MESSAGE_SUBSYSTEMS, rows)  # every message, each control step
         check_commands(cmd[rows])
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from acres_gym.constants import GEAR_HIGH, GEAR_NONE, PHYSICS_HZ
+from acres_gym.dbw.command import clear_sent, send
 from acres_gym.dbw.reports import report_table
 from acres_gym.envs.actions import make_action_mode
 from acres_gym.envs.config import resolve_top_level
@@ -266,14 +267,14 @@ class RangerBatch:
         state = self.sim.state.view(np.ndarray)
         self.action_mode.write(cmd, batch, rows, state)
         gear = rows & self.gear_pending & (cmd["gear_cmd"] == GEAR_NONE)
-        cmd["gear_cmd"][gear] = GEAR_HIGH
+        send(cmd, "GearCmd", gear, cmd=GEAR_HIGH)
         fuel_before = state["fuel_used_kg"].copy()
         x0 = self.frame.axle_x_m.copy()
         y0 = self.frame.axle_y_m.copy()
 
         self.sim.step(self.ticks_per_step)
 
-        cmd["gear_cmd"][:] = GEAR_NONE
+        clear_sent(cmd, subsystems=())  # the gear event counts once; the messages are re-sent every step
         self.gear_pending[rows] = False
         self.steps[rows] += 1
         kin = body_kinematics(state, self.sim.params.view(np.ndarray))
@@ -487,15 +488,3 @@ def _finite_float(x) -> float:
     """``x`` as a float, 0 for NaN and inf."""
     x = float(x)
     return x if math.isfinite(x) else 0.0
-
-
-def episode_metrics(info: Mapping[str, Any]) -> dict[str, float]:
-    """The evaluation figures of an info dict at an episode's end."""
-    return {key: float(info[key]) for key in ("episode_return", "episode_steps", "speed_rmse_mps", "lateral_rmse_m",
-                                              "fuel_g_per_km", "distance_m", "fuel_used_g")} | {
-        "failed": float(bool(info["rolled_over"] or info["diverged"] or info["off_course"] or info["off_terrain"])),
-    }
-
-
-def is_finite_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)

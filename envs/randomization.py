@@ -22,7 +22,8 @@ part of the config does not shift the draws of another. The ``randomization`` se
       wetness: [0.0, 0.5]      # per patch (or for the whole ground without patches); null = surface defaults
       soil:                    # what "soil" means this episode (acres_gym.model.soil_random.draw_soil)
         names: null            # soils of configs/soils.json to pick from; null = all
-        scale: null            # relative ranges of the soil parameters; null = draw_soil's defaults
+        scale: null            # relative ranges of the soil parameters; null = draw_soil's defaults (a range
+                               # that could draw a soil outside the limits of terrain/soil_spec.py is refused)
       payload:
         cargo_kg: [0, 200]     # mass.cargo_kg; null = the vehicle file's value
         occupants: [1, 4]      # mass.occupants (integers, inclusive)
@@ -53,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from acres_gym.envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
-from acres_gym.model.soil_random import DEFAULT_SCALE, SOIL_KEYS, draw_soil, load_soils
+from acres_gym.model.soil_random import DEFAULT_SCALE, check_draws, draw_soil, load_soils
 from acres_gym.params import finalize_parameters, load_vehicle, set_parameters
 from acres_gym.terrain import (
     MIN_FEATURE_CELLS,
@@ -69,6 +70,7 @@ from acres_gym.terrain import (
     with_wetness,
 )
 from acres_gym.terrain.grid import MAX_GRID_POINTS
+from acres_gym.terrain.soil_spec import SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC
 
 SOIL_SURFACE = "soil"
 SOIL_SLOT = "episode_soil_{}"
@@ -96,10 +98,6 @@ PARAMETER_KEYS = {
     ("biases", "brake_bar"): "dbw.bias.brake_bar",
     ("biases", "steering_center_deg"): "steering.center_deg",
 }
-
-# soil field of the surface table -> (soils.json key, SI unit accepted by the table)
-_SOIL_UNITS = {"soil_n": "1", "soil_kc": "N/m^(n+1)", "soil_kphi": "N/m^(n+2)", "soil_cohesion_pa": "Pa",
-               "soil_friction_deg": "deg", "soil_shear_modulus_m": "m"}
 
 
 @dataclass
@@ -144,8 +142,8 @@ class Randomizer:
         if self.uses_soil:
             soils = self._soils
             first = soils[next(iter(soils))]
-            slot = {_table_key(f): {"value": first[f], "unit": u, "source": "episode soil slot"}
-                    for f, u in _SOIL_UNITS.items()}
+            slot = {p.key: {"value": first[p.field], "unit": p.si_unit, "source": "episode soil slot"}
+                    for p in SOIL_SPEC}
             self.table: SurfaceTable = make_surface_table({SOIL_SLOT.format(k): dict(slot) for k in range(n)})
         else:
             self.table = default_surfaces()
@@ -236,8 +234,12 @@ class Randomizer:
                                  f"{', '.join(n for n in self.table.names if not n.startswith('episode_soil_'))}"
                                  f", or {SOIL_SURFACE!r} (the episode's drawn soil)")
         if self.uses_soil:
-            # a bad soil name or scale fails here, not at the first reset
-            draw_soil(np.random.default_rng(0), self.config["soil"]["names"], self._soil_scale(), soils=self._soils)
+            # a bad soil name or scale, or one that could draw a soil outside the limits of SOIL_SPEC, fails
+            # here, not at a reset
+            try:
+                check_draws(self.config["soil"]["names"], self._soil_scale(), soils=self._soils)
+            except ValueError as exc:
+                raise ValueError(f"randomization.soil: {exc}") from None
 
     def _soil_scale(self):
         scale = self.config["soil"]["scale"]
@@ -345,7 +347,7 @@ class Randomizer:
         if draw.soil is not None:
             records = live_surface_records(sim)
             row = self.table.surface_id(SOIL_SLOT.format(slot))
-            for f in _SOIL_UNITS:
+            for f in SOIL_FIELDS:
                 records[f][row] = draw.soil[f]
             mu = math.tan(math.radians(draw.soil["soil_friction_deg"]))
             records["mu_dry"][row] = mu
@@ -367,14 +369,6 @@ def _feature(where: str, value: Any, cell_m: float) -> float:
                          f"randomization.terrain.cell_m = {cell_m:g} m (finer features are below the grid's "
                          f"resolution); allowed: [{lo:g}, 100000.0]")
     return value
-
-
-def _table_key(field_name: str) -> str:
-    """soils.json key of a surface-table soil field."""
-    for key, (f, _unit, _factor) in SOIL_KEYS.items():
-        if f == field_name:
-            return key
-    raise KeyError(field_name)
 
 
 __all__ = ["DEFAULTS", "DEFAULT_SCALE", "Draw", "Randomizer", "live_surface_records"]

@@ -22,7 +22,8 @@ point, searched in a window ahead of the last one) and measures:
 
 ``speed_tracking`` and ``path_following`` share this machinery and differ in their defaults (a straight
 path and a lively speed profile with stops; a winding path and a steadier speed limited by the lateral
-acceleration the path asks for). ``TASKS`` maps names to classes.
+acceleration the path asks for). ``TASKS`` maps names to classes. The registered environment classes of the
+tasks (a default config each) are in ``acres_gym.envs.tasks``.
 """
 
 from __future__ import annotations

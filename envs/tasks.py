@@ -5,6 +5,10 @@ Each is a ``RangerEnv`` with a default task config under ``configs/tasks``; ``gy
 them from the ids ``acres_gym/RangerSpeedTracking-v1`` and ``acres_gym/RangerPathFollowing-v1`` (after
 ``import acres_gym``), and ``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``
 builds the native vector forms (``RangerVectorEnv``: N vehicles, one simulator call per step).
+
+This module holds only the environment classes (a default config and the Gymnasium docstring each); what a
+task asks of the vehicle and when its episode ends (reference path and speed, errors, termination) is
+``acres_gym.envs.task_logic`` (``make_task``), with the navigation task's goal in ``acres_gym.envs.offroad``.
 """
 
 from __future__ import annotations
@@ -276,9 +280,3 @@ class RangerOffroadNavigationVector(RangerVectorEnv):
     """``RangerOffroadNavigation`` as a native vector env of ``num_envs`` vehicles (see ``RangerVectorEnv``)."""
 
     default_config = "offroad_navigation"
-
-
-TASK_ENVS = {"speed_tracking": (RangerSpeedTracking, RangerSpeedTrackingVector),
-             "path_following": (RangerPathFollowing, RangerPathFollowingVector),
-             "hill_climb": (RangerHillClimb, RangerHillClimbVector),
-             "offroad_navigation": (RangerOffroadNavigation, RangerOffroadNavigationVector)}

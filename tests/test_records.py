@@ -145,6 +145,21 @@ def test_send_writes_a_message_by_its_field_names_and_clear_sent_consumes_it():
         send(cmd, "SteerCmd", cmd=1.0)
 
 
+def test_clear_sent_takes_back_some_messages_or_only_the_events():
+    cmd = make_commands(2)
+    mark_sent(cmd, MESSAGE_SUBSYSTEMS)
+    send(cmd, "GearCmd", cmd=GEAR_HIGH)
+    clear_sent(cmd, rows=[1], subsystems=("throttle", "brake"), events=False)  # withdrawn before a step
+    assert cmd.throttle_fresh.tolist() == [True, False] and cmd.brake_fresh.tolist() == [True, False]
+    assert cmd.steer_fresh.all() and cmd.ulc_fresh.all() and np.all(cmd.gear_cmd == GEAR_HIGH)
+    clear_sent(cmd, subsystems=())  # a sender that re-sends every step: the gear event counts once
+    assert np.all(cmd.gear_cmd == GEAR_NONE) and cmd.steer_fresh.all() and cmd.ulc_fresh.all()
+    with pytest.raises(ValueError, match=r"unknown subsystem\(s\) \['gear'\]; allowed: \['steer'"):
+        clear_sent(cmd, subsystems=("gear",))
+    with pytest.raises(ValueError, match=r"mark_sent\(\): unknown subsystem\(s\) \['steering'\]"):
+        mark_sent(cmd, ("steering",))
+
+
 def test_report_table_rows_follow_the_spec():
     assert REPORT_FIELDS == tuple((f.message, f.msg_field, {"float64": "f", "bool": "b", "int64": "i"}
                                    [np.dtype(f.dtype).name]) for f in REPORT_SPEC)

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acres_gym.model import soil
-from acres_gym.model.soil_random import DEFAULT_SCALE, SOIL_KEYS, draw_soil, load_soils
+from acres_gym.model.soil_random import DEFAULT_SCALE, draw_soil, load_soils
+from acres_gym.terrain.soil_spec import SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC
 
 SOILS = load_soils()
 
@@ -335,7 +336,7 @@ def test_draw_soil_is_deterministic():
     rng = np.random.default_rng(7)
     seq2 = [draw_soil(rng) for _ in range(5)]
     assert seq1 == seq2
-    assert set(a[0]) == {"name", *(field for field, _, _ in SOIL_KEYS.values())}
+    assert set(a[0]) == {"name", *SOIL_FIELDS}
 
 
 def test_draw_soil_stays_in_its_ranges():
@@ -346,9 +347,9 @@ def test_draw_soil_stays_in_its_ranges():
         drawn = draw_soil(rng, names=names)
         seen.add(drawn["name"])
         base = SOILS[drawn["name"]]
-        for key, (field, _, _) in SOIL_KEYS.items():
-            lo, hi = DEFAULT_SCALE.get(key, (1.0, 1.0))
-            assert base[field] * lo <= drawn[field] <= base[field] * hi, (key, drawn)
+        for p in SOIL_SPEC:
+            lo, hi = DEFAULT_SCALE.get(p.key, (1.0, 1.0))
+            assert base[p.field] * lo <= drawn[p.field] <= base[p.field] * hi, (p.key, drawn)
     assert seen == set(names)
 
     custom = draw_soil(rng, names="snow", scale={"n": (1.1, 1.1)})
@@ -370,7 +371,7 @@ def test_draw_soil_errors_name_the_allowed_values():
         draw_soil(rng, scale={"kphi": (1.3, 0.7)})
     with pytest.raises(ValueError, match=r"scale\['cohesion'\] must be a pair"):
         draw_soil(rng, scale={"cohesion": 1.2})
-    with pytest.raises(ValueError, match=r"soil_n = .* outside the allowed range \[0.001, 2.99\]"):
+    with pytest.raises(ValueError, match=r"n \(soil_n\) = 3.2 is outside the allowed range \[0.001, 2.99\]"):
         draw_soil(rng, names="snow", scale={"n": (2.0, 2.0)})
 
 
@@ -393,7 +394,7 @@ def test_config_dir_override_and_malformed_library(tmp_path, monkeypatch):
     library["soils"]["dry_sand"]["kphi"]["unit"] = "kN/m^(n+2)"
     library["soils"]["dry_sand"]["n"]["value"] = 3.5
     (tmp_path / "soils.json").write_text(json.dumps(library), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"soils.dry_sand: soil_n = 3.5 is outside the allowed range"):
+    with pytest.raises(ValueError, match=r"soils.dry_sand: n \(soil_n\) = 3.5 is outside the allowed range"):
         load_soils()
 
     monkeypatch.setenv("ACRES_GYM_CONFIG_DIR", str(tmp_path / "missing"))

@@ -112,13 +112,18 @@ ARRIVAL_OF: dict[str, str] = {f.message: f.name for f in COMMAND_SPEC if f.messa
 """ds_dbw message -> its "a message arrived" flag (GearCmd has none: ``gear_cmd`` is itself the event)."""
 
 
+# ds_dbw message -> {message field: command field}, for ``send``
+_FIELD_OF: dict[str, dict[str, str]] = {message: {msg_field: name for name, msg_field in fields.items()}
+                                        for message, fields in MESSAGE_FIELDS.items()}
+
+
 def send(cmd: np.ndarray, message: str, /, rows=slice(None), **fields) -> None:
     """Writes one ds_dbw command ``message`` into the command record for ``rows``: ``fields`` by their message
     field names (``send(cmd, "UlcCmd", cmd_type=ULC_VELOCITY, cmd=8.0, enable=True)``) and its "a message
     arrived" flag."""
-    if message not in MESSAGE_FIELDS:
+    if message not in _FIELD_OF:
         raise ValueError(f"send(): unknown message {message!r}; allowed: {sorted(MESSAGE_FIELDS)}")
-    field_of = {msg_field: name for name, msg_field in MESSAGE_FIELDS[message].items()}
+    field_of = _FIELD_OF[message]
     unknown = sorted(set(fields) - set(field_of))
     if unknown:
         raise ValueError(f"send(): {message} has no field(s) {unknown}; allowed: {sorted(field_of)}")
@@ -128,17 +133,28 @@ def send(cmd: np.ndarray, message: str, /, rows=slice(None), **fields) -> None:
         cmd[ARRIVAL_OF[message]][rows] = True
 
 
+def _check_subsystems(where: str, subsystems) -> None:
+    unknown = [name for name in subsystems if name not in MESSAGE_SUBSYSTEMS]
+    if unknown:
+        raise ValueError(f"{where}: unknown subsystem(s) {unknown}; allowed: {list(MESSAGE_SUBSYSTEMS)}")
+
+
 def mark_sent(cmd: np.ndarray, subsystems, rows=slice(None)) -> None:
     """Sets the "a message arrived" flag of each of ``subsystems`` (``MESSAGE_SUBSYSTEMS`` names) for ``rows``:
     the DBW layer latches those messages at the start of the next ``RangerSim.step``."""
+    _check_subsystems("mark_sent()", subsystems)
     for name in subsystems:
         cmd[f"{name}_fresh"][rows] = True
 
 
-def clear_sent(cmd: np.ndarray, rows=slice(None)) -> None:
-    """Clears every "a message arrived" flag and one-shot event (``ARRIVAL_FIELDS``, ``EVENT_FIELDS``) for
-    ``rows``, after the step that consumed them; the message contents stay (a held command)."""
-    for name in ARRIVAL_FIELDS + EVENT_FIELDS:
+def clear_sent(cmd: np.ndarray, rows=slice(None), subsystems=MESSAGE_SUBSYSTEMS, events: bool = True) -> None:
+    """Clears the "a message arrived" flags of ``subsystems`` (default all, ``ARRIVAL_FIELDS``) and, with
+    ``events``, the one-shot events (``EVENT_FIELDS``: the gear command) for ``rows``, after the step that
+    consumed them; the message contents stay (a held command). ``clear_sent(cmd, subsystems=())`` clears the
+    events alone (a sender that re-sends its messages every step); ``events=False`` with a few subsystems
+    withdraws their messages before a step."""
+    _check_subsystems("clear_sent()", subsystems)
+    for name in [f"{s}_fresh" for s in subsystems] + (list(EVENT_FIELDS) if events else []):
         cmd[name][rows] = COMMAND_TEMPLATE[name][0]
 
 

@@ -6,7 +6,9 @@
 by factors drawn uniformly within relative ranges. Plain numpy, called once per episode, never per tick.
 
 The library is ``soils.json`` of the configuration directory (``acres_gym.paths``: the packaged configs,
-or ``$ACRES_GYM_CONFIG_DIR`` when that environment variable is set).
+or ``$ACRES_GYM_CONFIG_DIR`` when that environment variable is set). The keys, units and limits of a soil
+are those of ``acres_gym.terrain.soil_spec.SOIL_SPEC``; ``check_draws`` says whether a choice of soils and
+scale ranges can draw a soil outside them.
 """
 
 from __future__ import annotations
@@ -19,26 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from acres_gym.paths import CONFIG_DIR_ENV, config_path
-
-# library key -> (surface-table field, unit expected in the JSON, factor to SI)
-SOIL_KEYS: dict[str, tuple[str, str, float]] = {
-    "n": ("soil_n", "1", 1.0),
-    "kc": ("soil_kc", "kN/m^(n+1)", 1e3),
-    "kphi": ("soil_kphi", "kN/m^(n+2)", 1e3),
-    "cohesion": ("soil_cohesion_pa", "kPa", 1e3),
-    "friction_angle": ("soil_friction_deg", "deg", 1.0),
-    "shear_modulus": ("soil_shear_modulus_m", "m", 1.0),
-}
-
-# Allowed SI ranges, checked on load and after scaling (lo, hi inclusive; n < 3 for Bekker's rigid wheel).
-SOIL_LIMITS: dict[str, tuple[float, float]] = {
-    "soil_n": (1e-3, 2.99),
-    "soil_kc": (0.0, 1e9),
-    "soil_kphi": (1e-3, 1e10),
-    "soil_cohesion_pa": (0.0, 1e6),
-    "soil_friction_deg": (0.0, 60.0),
-    "soil_shear_modulus_m": (1e-4, 1.0),
-}
+from acres_gym.terrain.soil_spec import SOIL_KEYS, SOIL_SPEC, check_soil, check_soil_value
 
 # Default relative ranges of draw_soil: the bearing modulus k_phi +-30 %, cohesion +-20 %, friction angle
 # +-10 % and the least certain number, the shear modulus K, 0.7x to 1.5x. n and k_c stay as measured.
@@ -59,25 +42,18 @@ def _soil_to_si(name: str, entry: object, path: Path) -> dict[str, float]:
     if not isinstance(entry, Mapping):
         raise ValueError(f"{path}: soils.{name} must be an object with keys {sorted(SOIL_KEYS)}")
     si: dict[str, float] = {}
-    for key, (field, unit, to_si) in SOIL_KEYS.items():
-        leaf = entry.get(key)
+    for p in SOIL_SPEC:
+        leaf = entry.get(p.key)
         if not isinstance(leaf, Mapping) or "value" not in leaf:
-            raise ValueError(f"{path}: soils.{name}.{key} is missing or not {{value, unit, source}}")
-        if leaf.get("unit") != unit:
-            raise ValueError(f"{path}: soils.{name}.{key}.unit is {leaf.get('unit')!r}, expected {unit!r}")
+            raise ValueError(f"{path}: soils.{name}.{p.key} is missing or not {{value, unit, source}}")
+        if leaf.get("unit") != p.unit:
+            raise ValueError(f"{path}: soils.{name}.{p.key}.unit is {leaf.get('unit')!r}, expected {p.unit!r}")
         value = leaf["value"]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{path}: soils.{name}.{key}.value must be a number, got {value!r}")
-        si[field] = float(value) * to_si
-    _check_limits(si, f"{path}: soils.{name}")
+            raise ValueError(f"{path}: soils.{name}.{p.key}.value must be a number, got {value!r}")
+        si[p.field] = float(value) * p.to_si
+    check_soil(si, f"{path}: soils.{name}")
     return si
-
-
-def _check_limits(si: Mapping[str, float], where: str) -> None:
-    for field, (lo, hi) in SOIL_LIMITS.items():
-        value = si[field]
-        if not (math.isfinite(value) and lo <= value <= hi):
-            raise ValueError(f"{where}: {field} = {value!r} is outside the allowed range [{lo}, {hi}]")
 
 
 def load_soils() -> dict[str, dict[str, float]]:
@@ -109,6 +85,38 @@ def _check_scale(scale: Mapping[str, object]) -> dict[str, tuple[float, float]]:
     return checked
 
 
+def _chosen(library: Mapping[str, object], names: Iterable[str] | str | None) -> list[str]:
+    allowed = list(library)
+    if names is None:
+        return allowed
+    chosen = [names] if isinstance(names, str) else list(names)
+    if not chosen:
+        raise ValueError(f"names is empty; allowed soils: {', '.join(allowed)}")
+    unknown = [name for name in chosen if name not in library]
+    if unknown:
+        listed = ", ".join(map(repr, unknown))
+        raise ValueError(f"unknown soil(s) {listed}; allowed: {', '.join(allowed)}")
+    return chosen
+
+
+def check_draws(
+    names: Iterable[str] | str | None = None,
+    scale: Mapping[str, tuple[float, float]] | None = None,
+    soils: Mapping[str, Mapping[str, float]] | None = None,
+) -> None:
+    """Raise ``ValueError`` unless every soil ``draw_soil(rng, names, scale, soils)`` can draw lies within the
+    limits of ``SOIL_SPEC``, whatever the generator: each soil it picks from, scaled by both ends of every
+    range (a drawn factor lies between them). Draws nothing."""
+    library = load_soils() if soils is None else soils
+    ranges = _check_scale(DEFAULT_SCALE if scale is None else scale)
+    for name in _chosen(library, names):
+        for p in SOIL_SPEC:
+            lo, hi = ranges.get(p.key, (1.0, 1.0))
+            base = float(library[name][p.field])
+            for value in (base * lo, base * hi):
+                check_soil_value(p, value, f"soil {name!r} scaled by {lo:g}..{hi:g}")
+
+
 def draw_soil(
     rng: np.random.Generator,
     names: Iterable[str] | str | None = None,
@@ -123,27 +131,18 @@ def draw_soil(
     ``DEFAULT_SCALE``; a given dict replaces it (unlisted parameters keep factor 1, ``{}`` draws none).
     ``soils`` is an already loaded library (default: ``load_soils()``). Draws happen in a fixed order
     (the soil, then the factors in ``SOIL_KEYS`` order), so one generator state gives one soil.
-    Unknown names or keys, bad ranges, and scaled values outside ``SOIL_LIMITS`` raise ValueError.
+    Unknown names or keys, bad ranges, and scaled values outside the limits of
+    ``acres_gym.terrain.soil_spec.SOIL_SPEC`` raise ValueError.
     """
     library = load_soils() if soils is None else soils
-    allowed = list(library)
-    if names is None:
-        chosen = allowed
-    else:
-        chosen = [names] if isinstance(names, str) else list(names)
-        if not chosen:
-            raise ValueError(f"names is empty; allowed soils: {', '.join(allowed)}")
-        unknown = [name for name in chosen if name not in library]
-        if unknown:
-            listed = ", ".join(map(repr, unknown))
-            raise ValueError(f"unknown soil(s) {listed}; allowed: {', '.join(allowed)}")
+    chosen = _chosen(library, names)
     ranges = _check_scale(DEFAULT_SCALE if scale is None else scale)
 
     name = chosen[int(rng.integers(len(chosen)))]
-    soil = {field: float(library[name][field]) for field, _, _ in SOIL_KEYS.values()}
-    for key, (field, _, _) in SOIL_KEYS.items():
-        if key in ranges:
-            lo, hi = ranges[key]
-            soil[field] *= float(rng.uniform(lo, hi))
-    _check_limits(soil, f"soil {name!r} after scaling by {ranges}")
+    soil = {p.field: float(library[name][p.field]) for p in SOIL_SPEC}
+    for p in SOIL_SPEC:
+        if p.key in ranges:
+            lo, hi = ranges[p.key]
+            soil[p.field] *= float(rng.uniform(lo, hi))
+    check_soil(soil, f"soil {name!r} after scaling by {ranges}")
     return {"name": name, **soil}

@@ -32,9 +32,9 @@ from acres_gym.terrain.sampling import (
     surface_friction,
     surface_normal,
 )
+from acres_gym.terrain.soil_spec import SOIL_KEYS, SOIL_SPEC
 from acres_gym.terrain.surfaces import (
     HARD_FIELDS,
-    SOIL_KEYS,
     SurfaceTable,
     default_surfaces,
     friction_coefficient,
@@ -51,6 +51,7 @@ __all__ = [
     "HARD_FIELDS",
     "MIN_FEATURE_CELLS",
     "SOIL_KEYS",
+    "SOIL_SPEC",
     "SURFACE_DTYPE",
     "TERRAIN_KINDS",
     "SurfaceTable",

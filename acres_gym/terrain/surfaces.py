@@ -36,6 +36,7 @@ start from an earlier one with ``"base": "<name>"``. ``configs/soils.json``:
 ``{"_about": ..., "soils": {name: {"n", "kc", "kphi", "cohesion", "friction_angle", "shear_modulus",
 ...}}}`` with units kN/m^(n+1), kN/m^(n+2), kPa, deg and m (N, Pa, cm and mm are converted too); other
 keys of a soil entry (moisture content, notes) stay in the file. Keys starting with ``_`` are comments.
+The soil keys, their units and their allowed ranges are those of ``acres_gym.terrain.soil_spec.SOIL_SPEC``.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from acres_gym import paths
+from acres_gym.terrain.soil_spec import SOIL_BY_KEY, SOIL_KEYS, SOIL_SPEC, check_soil, check_soil_value
 from acres_gym.terrain.surfaces_dtype import SURFACE_DTYPE
 
 HARD_FIELDS: tuple[str, ...] = (
@@ -68,18 +70,6 @@ _HARD_SPEC: dict[str, tuple[str, float, float, bool, float | None]] = {
     "rolling_resistance_scale": ("1", 0.0, 100.0, False, 1.0),
     "default_wetness": ("1", 0.0, 1.0, True, 0.0),
 }
-
-# soil JSON key: (record field, {unit: factor to SI}, default unit for bare numbers, low, high, low inclusive)
-_SOIL_SPEC: dict[str, tuple[str, dict[str, float], str, float, float, bool]] = {
-    "n": ("soil_n", {"1": 1.0, "-": 1.0, "": 1.0}, "1", 0.0, 5.0, False),
-    "kc": ("soil_kc", {"kN/m^(n+1)": 1e3, "N/m^(n+1)": 1.0}, "kN/m^(n+1)", 0.0, 1e12, True),
-    "kphi": ("soil_kphi", {"kN/m^(n+2)": 1e3, "N/m^(n+2)": 1.0}, "kN/m^(n+2)", 0.0, 1e12, True),
-    "cohesion": ("soil_cohesion_pa", {"kPa": 1e3, "Pa": 1.0}, "kPa", 0.0, 1e9, True),
-    "friction_angle": ("soil_friction_deg", {"deg": 1.0}, "deg", 0.0, 89.0, True),
-    "shear_modulus": ("soil_shear_modulus_m", {"m": 1.0, "cm": 1e-2, "mm": 1e-3}, "m", 0.0, 10.0, False),
-}
-SOIL_KEYS: tuple[str, ...] = tuple(_SOIL_SPEC)
-"""Keys every soil entry must have (Bekker n, k_c, k_phi, cohesion c, friction angle phi, Janosi K)."""
 
 # Hard-surface fields of a soil row when the soil entry does not give them.
 _SOIL_HARD_DEFAULTS = {
@@ -209,21 +199,21 @@ def _soil_entry(name: str, entry: Mapping, base: dict[str, float] | None) -> tup
     values: dict[str, float] = dict(base) if base is not None else {}
     values["is_soil"] = 1.0
     sources: dict[str, str] = {}
-    for key, (fld, units, default_unit, lo, hi, lo_inc) in _SOIL_SPEC.items():
+    for p in SOIL_SPEC:
+        key, fld = p.key, p.field
         if key not in entry:
             if fld in values:
                 continue
             raise ValueError(f"soil {name!r}: missing key {key!r}; a soil needs {', '.join(SOIL_KEYS)}")
         value, unit, source = _leaf_value(name, key, entry[key])
-        unit = default_unit if unit is None else unit
-        if unit not in units:
+        unit = p.unit if unit is None else unit
+        if unit not in p.units:
             raise ValueError(f"soil {name!r}: key {key!r} has unit {unit!r}; allowed units: "
-                             f"{', '.join(u for u in units if u)}")
-        _check_range(name, f"{key} ({unit})", value, lo, hi, lo_inc, unit)
-        values[fld] = value * units[unit]
+                             f"{', '.join(u for u in p.units if u)}")
+        values[fld] = value * p.units[unit]
+        check_soil_value(p, values[fld], f"soil {name!r}")
         sources[fld] = source
-    if values.get("soil_kc", 0.0) + values.get("soil_kphi", 0.0) <= 0.0:
-        raise ValueError(f"soil {name!r}: kc + kphi must be > 0")
+    check_soil(values, f"soil {name!r}")
     tan_phi = math.tan(math.radians(values["soil_friction_deg"]))
     values["mu_dry"] = values["mu_wet"] = max(tan_phi, 1e-6)
     sources["mu_dry"] = sources["mu_wet"] = "tan(friction_angle), Mohr-Coulomb, for reference"
@@ -275,7 +265,7 @@ def _add_entries(rows: dict[str, dict], sources: dict[str, dict], entries: Mappi
         soil = kind == "soil" or (kind == "auto" and _is_soil_entry(entry, base_values))
         parse = _soil_entry if soil else _hard_entry
         if kind == "soil":
-            entry = {k: v for k, v in entry.items() if k in _SOIL_SPEC or k in _SOIL_HARD_DEFAULTS}
+            entry = {k: v for k, v in entry.items() if k in SOIL_BY_KEY or k in _SOIL_HARD_DEFAULTS}
         values, src = parse(f"{name}", entry, base_values)
         if name in rows and kind != "auto":
             raise ValueError(f"{origin}: surface name {name!r} defined twice")
