@@ -187,19 +187,18 @@ def test_initial_log_std_and_orthogonal_init_as_sb3():
         ppo_config(tiny_config("acres_gym/RangerPathFollowing-v1", model={"log_std_init": -1.0}))
 
 
-def _filter_stats(runner):
-    from ray.rllib.connectors.env_to_module import MeanStdFilter
-
-    (piece,) = [c for c in runner._env_to_module.connectors if isinstance(c, MeanStdFilter)]
-    stats = piece._filters[None].running_stats
-    return stats.n, np.asarray(stats.mean), np.asarray(stats.std)
-
-
 @pytest.mark.slow
 def test_checkpoint_of_remote_runners_keeps_the_observation_statistics(local_ray, tmp_path):
     """With remote env runners RLlib leaves the checkpointed (driver's) normaliser empty;
     sync_observation_filter puts the runners' statistics there, restore_observation_filter back into them."""
     from acres_gym.agents.rllib import RLlibPolicy, restore_observation_filter, sync_observation_filter
+
+    def _filter_stats(runner):  # a local function: Ray ships it by value (the test module is not importable there)
+        from ray.rllib.connectors.env_to_module import MeanStdFilter
+
+        (piece,) = [c for c in runner._env_to_module.connectors if isinstance(c, MeanStdFilter)]
+        stats = piece._filters[None].running_stats
+        return stats.n, stats.mean.copy(), stats.std.copy()
 
     cfg = tiny_config("acres_gym/RangerPathFollowing-v1", num_env_runners=1)
     algo = ppo_config(cfg).build_algo()
