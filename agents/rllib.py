@@ -183,6 +183,14 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class _SyncObservationFilter:
+    """``on_train_result`` callback (picklable): ``sync_observation_filter`` after every training iteration, so
+    every checkpoint (``agents.rllib_train``'s, a Tune trial's) holds the runners' observation statistics."""
+
+    def __call__(self, *, algorithm: Any, **_: Any) -> None:
+        sync_observation_filter(algorithm)
+
+
 def ppo_config(cfg: Mapping) -> Any:
     """A ``PPOConfig`` from a training config (see ``DEFAULTS`` and the module docstring)."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -220,6 +228,7 @@ def ppo_config(cfg: Mapping) -> Any:
                      env_to_module_connector=_EnvToModule(bool(cfg["normalize_observations"])))
         .learners(num_learners=cfg["num_learners"])
         .rl_module(**module)
+        .callbacks(on_train_result=_SyncObservationFilter())
         .debugging(seed=int(cfg["seed"]))
         .framework("torch")
     )
@@ -260,7 +269,8 @@ def sync_observation_filter(algo: Any) -> int:
     returns ``{}``. So every checkpoint of a run with remote runners held an empty normaliser (0 samples,
     std 0), and its evaluation saw every observation scaled to the clip bounds (+-10), under which the policy
     commanded 0 m/s. (Each remote runner keeps normalising with its own statistics, so training is unaffected.)
-    Call this before ``algo.save_to_path``: the remote runners' filter statistics, merged as disjoint samples
+    ``ppo_config`` calls this after every training iteration (an ``on_train_result`` callback), and
+    ``agents.rllib_train`` again before each save: the remote runners' filter statistics, merged as disjoint samples
     (each runner keeps its own, since the misrouted merge never broadcasts one), replace the driver's."""
     from ray.rllib.connectors.env_to_module import MeanStdFilter
     from ray.rllib.core import COMPONENT_ENV_TO_MODULE_CONNECTOR

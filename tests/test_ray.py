@@ -206,6 +206,7 @@ def test_checkpoint_of_remote_runners_keeps_the_observation_statistics(local_ray
         algo.train()
         remote = algo.env_runner_group.foreach_env_runner(_filter_stats, local_env_runner=False)[0]
         assert remote[0] >= TINY["train_batch_size_per_learner"]
+        assert _filter_stats(algo.env_runner)[0] == remote[0]  # ppo_config's on_train_result callback
         assert sync_observation_filter(algo) == 1
         ckpt = algo.save_to_path(str(tmp_path / "checkpoint"))
     finally:
