@@ -11,8 +11,9 @@ convention the runner expects (the step after an episode's last returns the firs
 ``ppo_config(cfg)`` builds a ``PPOConfig`` on RLlib's current API stack (RLModule, Learner, EnvRunner) from a
 training config (``configs/train/rllib_*.yaml``, keys in ``DEFAULTS``): env runners, vehicles per runner,
 learners, PPO arguments (``algo_kwargs``, ``PPOConfig.training``) and the default model (``model``,
-``DefaultModelConfig``). Observations pass through ``FlattenObservations`` and, with
-``normalize_observations``, a ``MeanStdFilter`` in each runner's env-to-module pipeline.
+``DefaultModelConfig``, plus ``log_std_init`` and ``ortho_init``: see ``SB3LikePPOTorchRLModule``).
+Observations pass through ``FlattenObservations`` and, with ``normalize_observations``, a ``MeanStdFilter`` in
+each runner's env-to-module pipeline.
 
 ``RLlibPolicy(checkpoint)`` loads an algorithm checkpoint (its RLModule and the runner's connector
 pipelines, normaliser statistics included, frozen) as the ``policy(obs) -> actions`` of
@@ -22,6 +23,7 @@ pipelines, normaliser statistics included, frozen) as the ``policy(obs) -> actio
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -118,6 +120,77 @@ class _EnvToModule:
         return [FlattenObservations(), MeanStdFilter()] if self.normalize else [FlattenObservations()]
 
 
+# ``model`` keys that are not DefaultModelConfig fields: read by SB3LikePPOTorchRLModule (names and meaning
+# of stable-baselines3's ActorCriticPolicy arguments). None / False leave RLlib's default module as it is.
+MODULE_EXTRAS: dict[str, Any] = {"log_std_init": None, "ortho_init": False}
+
+
+def _sb3_like_module_class():
+    """``SB3LikePPOTorchRLModule``, defined on first use (it subclasses a Ray class; Ray is an optional extra).
+    The module's ``__getattr__`` builds it, so pickles (Ray workers, checkpoints) find it by name."""
+    if "SB3LikePPOTorchRLModule" in globals():
+        return globals()["SB3LikePPOTorchRLModule"]
+    import torch
+    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+
+    class _Module(DefaultPPOTorchRLModule):
+        """RLlib's default PPO module (``DefaultPPOTorchRLModule``) started the way stable-baselines3's
+        ``ActorCriticPolicy`` starts, from two ``model`` keys with SB3's names:
+
+        ``log_std_init`` (needs ``free_log_std: true``): the initial log standard deviation of the Gaussian
+            policy. RLlib 2.60 builds the ``free_log_std`` head as ``FreeLogStdMLPHead`` whose parameter is
+            ``torch.nn.Parameter(torch.as_tensor([0.0] * dim))`` (``ray/rllib/core/models/torch/heads.py``):
+            std 1 with no option to change it. SB3 makes ``log_std = nn.Parameter(ones(dim) * log_std_init)``
+            (``DiagGaussianDistribution.proba_distribution_net``); this sets the same parameter.
+        ``ortho_init``: SB3's ``ortho_init=True`` (``ActorCriticPolicy._build``): orthogonal weights and zero
+            biases, gain sqrt(2) in the hidden layers, 0.01 in the layer of the action means, 1 in the value
+            output. RLlib's PPO catalog builds the heads with torch's default (uniform) initialisation
+            (``PPOCatalog.build_pi_head`` passes no initializer), so the initial action means are of order 0.1
+            to 1 instead of about 0.
+
+        A checkpoint restores its own weights over these initial values.
+        """
+
+        def setup(self) -> None:
+            super().setup()
+            log_std_init = self.model_config.get("log_std_init")
+            if self.model_config.get("ortho_init"):
+                with torch.no_grad():
+                    for part, gain in ((self.encoder, 2 ** 0.5), (self.pi, 0.01), (getattr(self, "vf", None), 1.0)):
+                        if part is None:  # the inference-only module of an env runner has no value head
+                            continue
+                        linears = [m for m in part.modules() if isinstance(m, torch.nn.Linear)]
+                        for i, layer in enumerate(linears):
+                            last = i == len(linears) - 1 and part is not self.encoder
+                            torch.nn.init.orthogonal_(layer.weight, gain=gain if last else 2 ** 0.5)
+                            if layer.bias is not None:
+                                layer.bias.zero_()
+            if log_std_init is not None:
+                if not hasattr(self.pi, "log_std"):
+                    raise ValueError("model.log_std_init needs model.free_log_std: true (a state-independent "
+                                     "log standard deviation, as stable-baselines3's)")
+                with torch.no_grad():
+                    self.pi.log_std.fill_(float(log_std_init))
+
+    _Module.__name__ = _Module.__qualname__ = "SB3LikePPOTorchRLModule"
+    globals()["SB3LikePPOTorchRLModule"] = _Module
+    return _Module
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SB3LikePPOTorchRLModule":
+        return _sb3_like_module_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _SyncObservationFilter:
+    """``on_train_result`` callback (picklable): ``sync_observation_filter`` after every training iteration, so
+    every checkpoint (``agents.rllib_train``'s, a Tune trial's) holds the runners' observation statistics."""
+
+    def __call__(self, *, algorithm: Any, **_: Any) -> None:
+        sync_observation_filter(algorithm)
+
+
 def ppo_config(cfg: Mapping) -> Any:
     """A ``PPOConfig`` from a training config (see ``DEFAULTS`` and the module docstring)."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -133,7 +206,20 @@ def ppo_config(cfg: Mapping) -> Any:
     if not isinstance(cfg["vehicles_per_runner"], int) or cfg["vehicles_per_runner"] < 1:
         raise ValueError(f"vehicles_per_runner = {cfg['vehicles_per_runner']!r}: expected an integer >= 1")
     model_fields = set(DefaultModelConfig.__dataclass_fields__)
-    check_keys("model", cfg["model"], sorted(model_fields))
+    check_keys("model", cfg["model"], sorted(model_fields | set(MODULE_EXTRAS)))
+    model = dict(cfg["model"])
+    extras = {k: model.pop(k, default) for k, default in MODULE_EXTRAS.items()}
+    if extras["log_std_init"] is not None and not model.get("free_log_std", False):
+        raise ValueError("model.log_std_init needs model.free_log_std: true")
+    if any(v not in (None, False) for v in extras.values()):
+        from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+        # model_config as a dict: DefaultModelConfig's fields and the two extra keys (PPOCatalog merges a dict
+        # over DefaultModelConfig's defaults, ray/rllib/core/models/catalog.py)
+        module = {"rl_module_spec": RLModuleSpec(module_class=_sb3_like_module_class()),
+                  "model_config": {**dataclasses.asdict(DefaultModelConfig(**model)), **extras}}
+    else:
+        module = {"model_config": DefaultModelConfig(**model)}
     config = (
         PPOConfig()
         .environment(cfg["env_id"], env_config={"config": load_config(cfg["env_config"])})
@@ -141,7 +227,8 @@ def ppo_config(cfg: Mapping) -> Any:
                      gym_env_vectorize_mode=VECTOR_MODE, sample_timeout_s=float(cfg["sample_timeout_s"]),
                      env_to_module_connector=_EnvToModule(bool(cfg["normalize_observations"])))
         .learners(num_learners=cfg["num_learners"])
-        .rl_module(model_config=DefaultModelConfig(**cfg["model"]))
+        .rl_module(**module)
+        .callbacks(on_train_result=_SyncObservationFilter())
         .debugging(seed=int(cfg["seed"]))
         .framework("torch")
     )
@@ -150,6 +237,76 @@ def ppo_config(cfg: Mapping) -> Any:
     except TypeError as exc:
         raise ValueError(f"algo_kwargs: {exc} (PPOConfig.training arguments)") from None
     return config
+
+
+def _merged_running_stats(states: list[dict]) -> dict:
+    """One ``RunningStat`` state (``ray.rllib.utils.filter``) from those of disjoint samples: counts, means and
+    sums of squared deviations combined (Chan et al.), deltas zero (as after one of RLlib's syncs)."""
+    from ray.rllib.utils.filter import RunningStat
+
+    stats = [RunningStat.from_state(s) for s in states]
+    n = sum(st.num_pushes for st in stats)
+    out = RunningStat.from_state(states[0])
+    if n > 0:
+        mean = sum(st.num_pushes * st.mean_array for st in stats) / n
+        sq = sum(st.sum_sq_diff_array + st.num_pushes * (st.mean_array - mean) ** 2 for st in stats)
+        out.num_pushes, out.mean_array, out.sum_sq_diff_array = n, mean, sq
+    out.num_pushes_delta = 0
+    out.mean_delta_array = out.mean_array * 0.0
+    out.sum_sq_diff_delta_array = out.sum_sq_diff_array * 0.0
+    return out.to_state()
+
+
+def sync_observation_filter(algo: Any) -> int:
+    """Give the driver's env runner the observation statistics of the remote runners; returns their count.
+
+    RLlib 2.60 saves the env-to-module connectors of the driver's (local) env runner in a checkpoint
+    (``Algorithm.get_checkpointable_components``), and with remote runners that one never samples: its
+    ``MeanStdFilter`` should receive the runners' statistics from ``EnvRunnerGroup.sync_env_runner_states``
+    after each iteration, but ``ConnectorPipelineV2.merge_states`` pairs the i-th *state* with the i-th
+    *connector* (``conn = self.connectors[i]``, ray/rllib/connectors/connector_pipeline_v2.py), and the states
+    hold only the stateful pieces: the filter's statistics go to ``FlattenObservations.merge_states``, which
+    returns ``{}``. So every checkpoint of a run with remote runners held an empty normaliser (0 samples,
+    std 0), and its evaluation saw every observation scaled to the clip bounds (+-10), under which the policy
+    commanded 0 m/s. (Each remote runner keeps normalising with its own statistics, so training is unaffected.)
+    ``ppo_config`` calls this after every training iteration (an ``on_train_result`` callback), and
+    ``agents.rllib_train`` again before each save: the remote runners' filter statistics, merged as disjoint samples
+    (each runner keeps its own, since the misrouted merge never broadcasts one), replace the driver's."""
+    from ray.rllib.connectors.env_to_module import MeanStdFilter
+    from ray.rllib.core import COMPONENT_ENV_TO_MODULE_CONNECTOR
+
+    group = algo.env_runner_group
+    if group is None or group.num_remote_env_runners() == 0 or algo.env_runner is None:
+        return 0
+    states = group.foreach_env_runner(
+        lambda runner: runner.get_state(components=[COMPONENT_ENV_TO_MODULE_CONNECTOR]), local_env_runner=False)
+    states = [s[COMPONENT_ENV_TO_MODULE_CONNECTOR] for s in states if COMPONENT_ENV_TO_MODULE_CONNECTOR in s]
+    pipeline = algo.env_runner._env_to_module
+    for name, piece in ((type(c).__name__, c) for c in pipeline.connectors):
+        if not isinstance(piece, MeanStdFilter) or not states or name not in states[0]:
+            continue
+        merged = {}
+        for agent_id, agent_state in states[0][name].items():
+            per_runner = [s[name][agent_id]["running_stats"] for s in states]
+            merged[agent_id] = {**agent_state, "running_stats": [
+                _merged_running_stats([runner[k] for runner in per_runner]) for k in range(len(per_runner[0]))]}
+        piece.set_state(merged)
+    return len(states)
+
+
+def restore_observation_filter(algo: Any) -> int:
+    """After ``algo.restore_from_path``: give the remote runners the restored observation statistics of the
+    driver's runner; returns their count. ``Algorithm.set_state`` means to broadcast them through
+    ``sync_env_runner_states``, whose merge loses them (see ``sync_observation_filter``): without this the
+    runners of a resumed run would normalise from no statistics again."""
+    from ray.rllib.core import COMPONENT_ENV_TO_MODULE_CONNECTOR
+
+    group = algo.env_runner_group
+    if group is None or group.num_remote_env_runners() == 0 or algo.env_runner is None:
+        return 0
+    state = {COMPONENT_ENV_TO_MODULE_CONNECTOR: algo.env_runner._env_to_module.get_state()}
+    group.foreach_env_runner(lambda runner: runner.set_state(state), local_env_runner=False)
+    return group.num_remote_env_runners()
 
 
 # --- a checkpoint as an evaluation policy -----------------------------------------------------------------

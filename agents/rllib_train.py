@@ -42,8 +42,10 @@ from acres_gym.agents.rllib import (
     is_rllib_checkpoint,
     ppo_config,
     register_rllib_envs,
+    restore_observation_filter,
     rllib_policy_factory,
     start_ray,
+    sync_observation_filter,
 )
 from acres_gym.envs.config import check_keys, dotted_overrides, load_config, merge_configs, plain, strip_comments
 
@@ -99,6 +101,7 @@ def train(cfg: dict, resume: str | None = None, address: str | None = None) -> d
         steps0 = 0
         if resume is not None:
             algo.restore_from_path(str(Path(resume).resolve()))
+            restore_observation_filter(algo)  # the checkpoint's normaliser into the remote runners
             steps0 = int(algo.metrics.peek(("env_runners", "num_env_steps_sampled_lifetime"), default=0))
             print(f"resuming from {resume} at iteration {algo.iteration}, {steps0} env steps")
 
@@ -121,9 +124,11 @@ def train(cfg: dict, resume: str | None = None, address: str | None = None) -> d
             print(f"iter {algo.iteration:4d}  steps {steps:8d}  {wall:7.1f} s  "
                   f"return {rows[-1]['episode_return_mean']:.2f}", flush=True)
             if every and algo.iteration % every == 0:
+                sync_observation_filter(algo)  # the runners' normaliser into the checkpoint (see its doc)
                 algo.save_to_path(str((out / "checkpoints" / f"iter_{algo.iteration}").resolve()))
         train_s = time.perf_counter() - t0
         progress.close()
+        sync_observation_filter(algo)
         checkpoint = str(algo.save_to_path(str((out / "checkpoint").resolve())))
         algo.stop()
     finally:

@@ -142,3 +142,88 @@ def test_two_trial_asha_sweep_writes_its_table(local_ray, tmp_path):
     scores = [float(r["score"]) for r in table]
     assert scores == sorted(scores)  # ranked by lateral RMSE, best first
     assert (tmp_path / "sweep" / "trials.md").read_text(encoding="utf-8").count("\n") >= 5
+
+
+def _module_of(cfg: dict):
+    """The RLModule ``ppo_config(cfg)`` builds for path following (no Ray instance needed)."""
+    import gymnasium
+    from ray.rllib.connectors.env_to_module import FlattenObservations
+
+    env = gymnasium.make("acres_gym/RangerPathFollowing-v1")
+    try:
+        flat = FlattenObservations(input_observation_space=env.observation_space,
+                                   input_action_space=env.action_space).observation_space
+        config = ppo_config(cfg)
+        spec = config.rl_module_spec
+        spec.observation_space, spec.action_space = flat, env.action_space
+        spec.model_config = config.model_config  # as AlgorithmConfig.get_rl_module_spec merges them
+        return spec.build(), flat
+    finally:
+        env.close()
+
+
+def test_initial_log_std_and_orthogonal_init_as_sb3():
+    import torch
+
+    from acres_gym.agents.rllib_train import load_train_config
+
+    shipped = load_train_config("configs/train/rllib_ppo_path_following.yaml", [])
+    assert shipped["model"]["log_std_init"] == -0.5 and shipped["model"]["free_log_std"]
+    module, flat = _module_of({**shipped, "model": {**shipped["model"], "fcnet_hiddens": [16]}})
+    assert type(module).__name__ == "SB3LikePPOTorchRLModule"
+    # one state-independent log std per action, started at log_std_init: std exp(-0.5) = 0.607
+    np.testing.assert_allclose(module.pi.log_std.detach().numpy(), [-0.5, -0.5])
+    with torch.no_grad():
+        out = module.forward_inference({"obs": torch.randn(8, flat.shape[0])})["action_dist_inputs"].numpy()
+    np.testing.assert_allclose(np.exp(out[:, 2:]), np.exp(-0.5), rtol=1e-6)
+    assert np.abs(out[:, :2]).max() < 0.2  # ortho_init: means start near 0 (gain 0.01)
+    for layer in module.encoder.modules():
+        if isinstance(layer, torch.nn.Linear):  # orthogonal hidden layers, gain sqrt(2), zero biases
+            assert not layer.bias.detach().numpy().any()
+
+    plain_module, _ = _module_of(tiny_config("acres_gym/RangerPathFollowing-v1"))
+    assert type(plain_module).__name__ == "DefaultPPOTorchRLModule"  # without the keys: RLlib's default
+    with pytest.raises(ValueError, match="free_log_std"):
+        ppo_config(tiny_config("acres_gym/RangerPathFollowing-v1", model={"log_std_init": -1.0}))
+
+
+@pytest.mark.slow
+def test_checkpoint_of_remote_runners_keeps_the_observation_statistics(local_ray, tmp_path):
+    """With remote env runners RLlib leaves the checkpointed (driver's) normaliser empty;
+    sync_observation_filter puts the runners' statistics there, restore_observation_filter back into them."""
+    from acres_gym.agents.rllib import RLlibPolicy, restore_observation_filter, sync_observation_filter
+
+    def _filter_stats(runner):  # a local function: Ray ships it by value (the test module is not importable there)
+        from ray.rllib.connectors.env_to_module import MeanStdFilter
+
+        (piece,) = [c for c in runner._env_to_module.connectors if isinstance(c, MeanStdFilter)]
+        stats = piece._filters[None].running_stats
+        return stats.n, stats.mean.copy(), stats.std.copy()
+
+    cfg = tiny_config("acres_gym/RangerPathFollowing-v1", num_env_runners=1)
+    algo = ppo_config(cfg).build_algo()
+    try:
+        algo.train()
+        remote = algo.env_runner_group.foreach_env_runner(_filter_stats, local_env_runner=False)[0]
+        assert remote[0] >= TINY["train_batch_size_per_learner"]
+        assert _filter_stats(algo.env_runner)[0] == remote[0]  # ppo_config's on_train_result callback
+        assert sync_observation_filter(algo) == 1
+        ckpt = algo.save_to_path(str(tmp_path / "checkpoint"))
+    finally:
+        algo.stop()
+    policy = RLlibPolicy(ckpt)
+    (piece,) = [c for c in policy.env_to_module.connectors if type(c).__name__ == "MeanStdFilter"]
+    saved = piece._filters[None].running_stats
+    assert saved.n == remote[0]
+    np.testing.assert_allclose(saved.mean, remote[1])
+    np.testing.assert_allclose(saved.std, remote[2])
+
+    restored = ppo_config(cfg).build_algo()
+    try:
+        restored.restore_from_path(ckpt)
+        assert restore_observation_filter(restored) == 1
+        again = restored.env_runner_group.foreach_env_runner(_filter_stats, local_env_runner=False)[0]
+        assert again[0] == remote[0]
+        np.testing.assert_allclose(again[1], remote[1])
+    finally:
+        restored.stop()
