@@ -25,7 +25,7 @@ User errors stop with a one-line message and exit status 2.
 
 Training config keys (``configs/train/*.yaml``; unknown keys are an error):
 
-    algo: ppo | sac                  env_id: a registered id (acres_gym/RangerSpeedTracking-v1)
+    algo: ppo | sac                  env_id: a registered id (acres_gym/RangerSpeedTracking-v2)
     env_config: task config overrides (as gymnasium.make(env_id, config=...)): a dict, or the name of a
                 task config under configs/tasks (hill_climb)
     num_envs, total_steps, seed, out, device, torch_threads
@@ -66,7 +66,7 @@ from acres_gym.paths import config_path
 
 DEFAULTS = {
     "algo": "ppo",
-    "env_id": "acres_gym/RangerSpeedTracking-v1",
+    "env_id": "acres_gym/RangerSpeedTracking-v2",
     "env_config": {},
     "num_envs": 16,
     "total_steps": 200_000,

@@ -1,7 +1,7 @@
 """Watch a policy drive an episode in the pygame window, or save its frames as PNG files.
 
 ``python -m acres_gym.agents.watch`` shows the vehicle's ULC with pure-pursuit steering on
-``acres_gym/RangerPathFollowing-v1``; ``--policy`` takes a baseline name (``ulc_pure_pursuit``,
+``acres_gym/RangerPathFollowing-v2``; ``--policy`` takes a baseline name (``ulc_pure_pursuit``,
 ``pedal_pid``), ``random`` (uniform actions from the action space, seeded) or the ``model.zip`` of a
 ``train.py`` run, whose environment and task config are then used (``--env`` overrides the id). Episode
 ``k`` is seeded ``seed + k``, as in ``acres_gym.agents.evaluate``, so what you watch is what the evaluation scored.
@@ -27,7 +27,7 @@ from acres_gym.agents.baselines import BASELINES, baseline_action_mode, make_bas
 from acres_gym.agents.evaluate import add_config_arguments, config_from_arguments
 from acres_gym.envs.config import load_config
 
-DEFAULT_ENV = "acres_gym/RangerPathFollowing-v1"
+DEFAULT_ENV = "acres_gym/RangerPathFollowing-v2"
 END_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
 
 

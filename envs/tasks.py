@@ -2,7 +2,7 @@
 ``RangerOffroadNavigation`` (and their vector forms).
 
 Each is a ``RangerEnv`` with a default task config under ``configs/tasks``; ``gymnasium.make`` builds
-them from the ids ``acres_gym/RangerSpeedTracking-v1`` and ``acres_gym/RangerPathFollowing-v1`` (after
+them from the ids ``acres_gym/RangerSpeedTracking-v2`` and ``acres_gym/RangerPathFollowing-v2`` (after
 ``import acres_gym``), and ``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``
 builds the native vector forms (``RangerVectorEnv``: N vehicles, one simulator call per step).
 
@@ -68,7 +68,7 @@ class RangerSpeedTracking(RangerEnv):
 
     ## Arguments
 
-    ``gymnasium.make("acres_gym/RangerSpeedTracking-v1", render_mode=None, config=None, **overrides)``:
+    ``gymnasium.make("acres_gym/RangerSpeedTracking-v2", render_mode=None, config=None, **overrides)``:
     ``config`` a dict, task config name or YAML path merged over ``configs/tasks/speed_tracking.yaml``;
     ``**overrides`` top-level config keys (``control_hz=10``, ``action_mode="steer_angle+pedals"``,
     ``randomization={...}``, ``rewards={...}``). Unknown keys raise ``ValueError`` listing the allowed ones.
@@ -76,6 +76,11 @@ class RangerSpeedTracking(RangerEnv):
 
     ## Version History
 
+    * v2: the vehicle model's edge regimes changed: the top-speed governor holds ``engine.top_speed_mps``
+      (the H top speed was 3.8 % below it), the pumping loss while the fuel is cut follows the torque
+      request, the rolling radius never falls below the rim's and a rim strike is recorded
+      (``tyre_bottomed``), a body sunk through the ground is flagged ``diverged``, and tyres too soft
+      for their load are refused. Episodes that stay away from these regimes are unchanged.
     * v1: the report fields arrive at the CAN resolution of their messages (0.1 deg, 0.025 %, 0.05 bar,
       0.02 m/s for the ULC, 0.01 km/h for VehicleVelocity); the path never leaves the terrain (it ends
       with ``path_complete`` where it would); the speed profile is drawn before the path.
@@ -125,11 +130,16 @@ class RangerPathFollowing(RangerEnv):
 
     ## Arguments
 
-    ``gymnasium.make("acres_gym/RangerPathFollowing-v1", render_mode=None, config=None, **overrides)``,
+    ``gymnasium.make("acres_gym/RangerPathFollowing-v2", render_mode=None, config=None, **overrides)``,
     merged over ``configs/tasks/path_following.yaml``; as for ``RangerSpeedTracking``.
 
     ## Version History
 
+    * v2: the vehicle model's edge regimes changed: the top-speed governor holds ``engine.top_speed_mps``
+      (the H top speed was 3.8 % below it), the pumping loss while the fuel is cut follows the torque
+      request, the rolling radius never falls below the rim's and a rim strike is recorded
+      (``tyre_bottomed``), a body sunk through the ground is flagged ``diverged``, and tyres too soft
+      for their load are refused. Episodes that stay away from these regimes are unchanged.
     * v1: the reachable part of every path lies inside the terrain (a path that leaves it is drawn again
       with a new heading and shape; in v0 about 1 episode in 8 ran off the map at its end); the report
       fields arrive at the CAN resolution of their messages; the speed profile is drawn before the path.
@@ -178,7 +188,7 @@ class RangerHillClimb(RangerEnv):
 
     ## Version History
 
-    * v0: the ``hill_climb`` config of ``RangerSpeedTracking-v1`` under its own id (same episodes for the
+    * v0: the ``hill_climb`` config of ``RangerSpeedTracking-v2`` under its own id (same episodes for the
       same seeds).
     """
 

@@ -21,8 +21,8 @@ from acres_gym.envs.tasks import RangerPathFollowing, RangerSpeedTracking
 FLAT = {"randomization": {"terrain": {"kind": "flat", "surface": "dry_asphalt"}, "patches": None, "wetness": None,
                           "payload": {"cargo_kg": None, "occupants": None},
                           "biases": {"ulc_speed_mps": None, "throttle_pct": None, "brake_bar": None}}}
-SPEED = "acres_gym/RangerSpeedTracking-v1"
-PATH = "acres_gym/RangerPathFollowing-v1"
+SPEED = "acres_gym/RangerSpeedTracking-v2"
+PATH = "acres_gym/RangerPathFollowing-v2"
 
 
 def test_ulc_baseline_tracks_the_speed_profile_on_flat_asphalt():
@@ -122,7 +122,7 @@ def test_evaluate_command_line_with_config_overrides(capsys):
           "--set", "randomization.terrain={kind: flat, surface: dry_asphalt, grade_pct: 10}",
           "--set", "randomization.patches=null"])
     out = capsys.readouterr().out
-    assert out.startswith("acres_gym/RangerSpeedTracking-v1, 1 episodes (seeds from 3):")
+    assert out.startswith("acres_gym/RangerSpeedTracking-v2, 1 episodes (seeds from 3):")
     rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
     assert set(rows) == {"ulc_pure_pursuit", "pedal_pid"} and rows["pedal_pid"][-1] == "10"  # 0.5 s at 20 Hz
     with pytest.raises(SystemExit) as stop:

@@ -32,8 +32,8 @@ pytest.importorskip("onnx")
 FLAT = {"max_episode_s": 10.0,
         "randomization": {"terrain": {"kind": "flat", "size_m": 200.0, "cell_m": 2.0, "surface": "dry_asphalt"},
                           "patches": None, "wetness": None}}
-SPEED = ("acres_gym/RangerSpeedTracking-v1", {**FLAT, "task_options": {"spawn_xy_m": [-80.0, 0.0]}})
-PATH = ("acres_gym/RangerPathFollowing-v1", FLAT)
+SPEED = ("acres_gym/RangerSpeedTracking-v2", {**FLAT, "task_options": {"spawn_xy_m": [-80.0, 0.0]}})
+PATH = ("acres_gym/RangerPathFollowing-v2", FLAT)
 GEAR = (SPEED[0], {**SPEED[1], "action_options": {"gear_axis": True}})
 # run name -> (algorithm, (env id, env config), command messages its episodes send)
 RUNS = {"ppo": ("ppo", SPEED, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
@@ -211,7 +211,7 @@ def test_importing_the_runtime_loads_no_torch_sb3_or_numba():
     code = ("import sys, gymnasium, acres_gym.deploy; "
             "bad = [m for m in ('torch', 'stable_baselines3', 'numba') if m in sys.modules]; "
             "assert not bad, bad; "
-            "assert gymnasium.spec('acres_gym/RangerSpeedTracking-v1').id == 'acres_gym/RangerSpeedTracking-v1'")
+            "assert gymnasium.spec('acres_gym/RangerSpeedTracking-v2').id == 'acres_gym/RangerSpeedTracking-v2'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -247,7 +247,7 @@ def test_export_bad_input_is_one_line_and_status_2(tmp_path, capsys):
     assert export_main([str(tmp_path / "run" / "model.zip"), "--out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "config.yaml is missing" in err
-    (tmp_path / "run" / "config.yaml").write_text("algo: ppo\nenv_id: acres_gym/RangerSpeedTracking-v1\n")
+    (tmp_path / "run" / "config.yaml").write_text("algo: ppo\nenv_id: acres_gym/RangerSpeedTracking-v2\n")
     assert export_main([str(tmp_path / "run" / "model.zip"), "--out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith("acres_gym.agents.export: ")

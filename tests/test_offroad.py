@@ -170,11 +170,11 @@ def test_hill_climb_id_and_config_checks():
     env = gymnasium.make("acres_gym/RangerHillClimb-v0").unwrapped
     assert env.config["action_options"]["gear_axis"] is True and env.action_space.shape == (2,)
     with pytest.raises(ValueError, match="action_options.*RangerHillClimb-v0"):
-        gymnasium.make("acres_gym/RangerSpeedTracking-v1", config="hill_climb")
+        gymnasium.make("acres_gym/RangerSpeedTracking-v2", config="hill_climb")
     with pytest.raises(ValueError, match="'task'"):
-        gymnasium.make("acres_gym/RangerSpeedTracking-v1", config={"task": "path_following"})
+        gymnasium.make("acres_gym/RangerSpeedTracking-v2", config={"task": "path_following"})
     # a config under another id that keeps the spaces works
-    gymnasium.make("acres_gym/RangerSpeedTracking-v1", config={"max_episode_s": 10.0})
+    gymnasium.make("acres_gym/RangerSpeedTracking-v2", config={"max_episode_s": 10.0})
 
 
 def test_drive_axis_sets_the_awd_switch():

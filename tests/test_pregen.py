@@ -18,7 +18,7 @@ import pytest
 import acres_gym  # noqa: F401
 from acres_gym.envs.pregen import Pregenerator
 
-IDS = ["acres_gym/RangerSpeedTracking-v1", "acres_gym/RangerPathFollowing-v1", "acres_gym/RangerHillClimb-v0",
+IDS = ["acres_gym/RangerSpeedTracking-v2", "acres_gym/RangerPathFollowing-v2", "acres_gym/RangerHillClimb-v0",
        "acres_gym/RangerOffroadNavigation-v0"]
 
 

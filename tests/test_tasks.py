@@ -91,7 +91,7 @@ def test_pure_pursuit_stays_on_the_terrain_where_the_old_path_ran_off_it():
     from acres_gym.agents.evaluate import baseline_entry, evaluate
 
     factory, mode = baseline_entry("ulc_pure_pursuit")
-    result = evaluate(factory, "acres_gym/RangerPathFollowing-v1", episodes=1, seed=100_002, action_mode=mode)
+    result = evaluate(factory, "acres_gym/RangerPathFollowing-v2", episodes=1, seed=100_002, action_mode=mode)
     row = result["per_episode"][0]
     assert row["off_terrain"] == 0.0 and row["failed"] == 0.0
     assert row["distance_m"] > 100.0

@@ -111,12 +111,12 @@ def test_train_user_errors_are_one_line_with_status_2(tmp_path, capsys):
     # a run directory holding an earlier run, and a resume into another environment
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)
-    (run / "config.yaml").write_text("env_id: acres_gym/RangerSpeedTracking-v1\nalgo: ppo\n")
+    (run / "config.yaml").write_text("env_id: acres_gym/RangerSpeedTracking-v2\nalgo: ppo\n")
     (run / "model.zip").write_bytes(b"")
     assert "--overwrite" in error("--config", smoke, "--out", str(run))
-    assert "trained with env_id acres_gym/RangerSpeedTracking-v1, the config asks for " \
-           "acres_gym/RangerPathFollowing-v1" in error("--config", smoke, "--out", str(tmp_path / "w"),
-                                                        "--set", "env_id=acres_gym/RangerPathFollowing-v1",
+    assert "trained with env_id acres_gym/RangerSpeedTracking-v2, the config asks for " \
+           "acres_gym/RangerPathFollowing-v2" in error("--config", smoke, "--out", str(tmp_path / "w"),
+                                                        "--set", "env_id=acres_gym/RangerPathFollowing-v2",
                                                         "--resume", str(run / "model.zip"))
     assert "would delete the model resumed from" in error("--config", smoke, "--out", str(tmp_path),
                                                           "--overwrite", "--resume", str(run / "model.zip"))
