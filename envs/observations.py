@@ -52,9 +52,10 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from numba import njit
 
 from acres_gym.constants import WHEEL_NAMES
-from acres_gym.dbw.report_values import DERIVED, GEAR_ORDER
+from acres_gym.dbw.report_values import DERIVED, GEAR_ORDER, brake_bar, gear_one_hot, valid_flags
 from acres_gym.dbw.reports import REPORT_ROW
 
 # Where an item's values come from (``ObservationItem.source``; the exported policy's manifest repeats it):
@@ -226,6 +227,58 @@ DEFAULT_OBSERVATIONS = REPORT_OBSERVATIONS + BODY_OBSERVATIONS + TASK_OBSERVATIO
 NAVIGATION_OBSERVATIONS = REPORT_OBSERVATIONS + BODY_OBSERVATIONS + ("goal", "local_map", "previous_action")
 
 
+# The derived report items the assembly kernel computes itself (``_assemble``), by the arithmetic of their numpy
+# definitions in ``acres_gym.dbw.report_values`` (which the policy runtime uses without numba).
+_KERNEL_DERIVED = {brake_bar: 0, gear_one_hot: 1, valid_flags: 2}
+_DERIVED_ROWS = np.array([REPORT_ROW[f] for f in ("brake.pressure_output", "brake.percent_output", "gear.gear",
+                                                  "steering.cmd", "throttle.percent_output", "ulc.vel_ref")], np.int64)
+_GEAR_ORDER = np.array(GEAR_ORDER, dtype=np.float64)
+
+
+@njit(cache=True)
+def _brake_bar(table, rows, brake_max_bar, i):
+    """``report_values.brake_bar`` of vehicle ``i``."""
+    pressure = table[rows[0], i]
+    if np.isnan(pressure):
+        return table[rows[1], i] * brake_max_bar[i] / 100.0
+    return pressure
+
+
+@njit(cache=True)
+def _assemble(table, gather_rows, gather_columns, derived_kinds, derived_columns, rows, brake_max_bar, gear_order,
+              buf, low, high, out):
+    """The observation rows of N vehicles in one pass: the report items gathered from ``table``
+    (``gather_rows`` -> ``gather_columns``), the derived items (``derived_kinds``: 0 brake pressure, 1 gear
+    one-hot, 2 report valid, from the report rows ``rows``, each starting at its ``derived_columns``), then
+    every value of ``buf`` (where the other items were written) clipped to [``low``, ``high``], NaN as 0,
+    and cast to float32 into ``out``."""
+    n, width = buf.shape
+    for i in range(n):
+        for k in range(gather_rows.shape[0]):
+            buf[i, gather_columns[k]] = table[gather_rows[k], i]
+        for k in range(derived_kinds.shape[0]):
+            c = derived_columns[k]
+            kind = derived_kinds[k]
+            if kind == 0:
+                buf[i, c] = _brake_bar(table, rows, brake_max_bar, i)
+            elif kind == 1:
+                gear = table[rows[2], i]
+                for j in range(gear_order.shape[0]):
+                    buf[i, c + j] = 1.0 if gear == gear_order[j] else 0.0
+            else:
+                buf[i, c] = 0.0 if np.isnan(table[rows[3], i]) else 1.0
+                buf[i, c + 1] = 0.0 if np.isnan(table[rows[4], i]) else 1.0
+                buf[i, c + 2] = 0.0 if np.isnan(_brake_bar(table, rows, brake_max_bar, i)) else 1.0
+                buf[i, c + 3] = 0.0 if np.isnan(table[rows[5], i]) else 1.0
+        for j in range(width):
+            x = buf[i, j]
+            if np.isnan(x):
+                out[i, j] = 0.0
+            else:  # numpy's clip of a float: (x > low ? x : low), then (< high ? . : high)
+                x = x if x > low[j] else low[j]
+                out[i, j] = x if x < high[j] else high[j]
+
+
 class ObservationBuilder:
     """Builds the ``Dict`` space and the batched observations of a chosen list of items."""
 
@@ -270,7 +323,14 @@ class ObservationBuilder:
         gathered = [(self._slices[n][0], ITEMS[n].report_fields) for n in names if ITEMS[n].source == "report"]
         self._gather_columns = np.array([c for sl, fields in gathered for c in range(sl.start, sl.stop)], np.int64)
         self._gather_rows = np.array([REPORT_ROW[f] for _, fields in gathered for f in fields], np.int64)
-        self._computed = [n for n in names if ITEMS[n].source != "report"]
+        derived = [n for n in names if ITEMS[n].source == "report_derived" and DERIVED[n][0] in _KERNEL_DERIVED]
+        self._derived_kinds = np.array([_KERNEL_DERIVED[DERIVED[n][0]] for n in derived], np.int64)
+        self._derived_columns = np.array([self._slices[n][0].start for n in derived], np.int64)
+        self._computed = [(self._slices[n][0], ITEMS[n].value) for n in names
+                          if ITEMS[n].source != "report" and n not in derived]
+        # the entries of one vehicle's row: views by slice, reshaped only where the item is not a vector
+        self._row_entries = [(name, sl, shape if len(shape) != 1 else None)
+                             for name, (sl, shape) in self._slices.items()]
         self._low = np.concatenate(lows)
         self._high = np.concatenate(highs)
         self.space = spaces.Dict(entries)
@@ -290,15 +350,14 @@ class ObservationBuilder:
         """
         n = frame.speed_mps.shape[0]
         buf = np.empty((n, self.width))
-        if self._gather_rows.size:
-            buf[:, self._gather_columns] = frame.report_table[self._gather_rows].T
-        for name in self._computed:
-            sl, _shape = self._slices[name]
-            buf[:, sl] = np.reshape(ITEMS[name].value(frame), (n, -1))
-        np.clip(buf, self._low, self._high, out=buf)
-        buf[np.isnan(buf)] = 0.0
-        out32 = buf.astype(np.float32)
+        for sl, value in self._computed:
+            buf[:, sl] = np.reshape(value(frame), (n, -1))
+        out32 = np.empty((n, self.width), dtype=np.float32)
+        # the rest in one jitted pass: report items, derived items, clip to the bounds, NaN -> 0, float32
+        _assemble(frame.report_table, self._gather_rows, self._gather_columns, self._derived_kinds,
+                  self._derived_columns, _DERIVED_ROWS, frame.brake_max_bar, _GEAR_ORDER, buf, self._low, self._high,
+                  out32)
         if row is not None:
             one = out32[row]
-            return {name: one[sl].reshape(shape) for name, (sl, shape) in self._slices.items()}
+            return {name: one[sl] if shape is None else one[sl].reshape(shape) for name, sl, shape in self._row_entries}
         return {name: out32[:, sl].reshape((n, *shape)) for name, (sl, shape) in self._slices.items()}
