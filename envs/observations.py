@@ -326,8 +326,7 @@ class ObservationBuilder:
         derived = [n for n in names if ITEMS[n].source == "report_derived" and DERIVED[n][0] in _KERNEL_DERIVED]
         self._derived_kinds = np.array([_KERNEL_DERIVED[DERIVED[n][0]] for n in derived], np.int64)
         self._derived_columns = np.array([self._slices[n][0].start for n in derived], np.int64)
-        self._computed = [(self._slices[n][0], ITEMS[n].value) for n in names
-                          if ITEMS[n].source != "report" and n not in derived]
+        self._computed = [(self._slices[n][0], n) for n in names if ITEMS[n].source != "report" and n not in derived]
         # the entries of one vehicle's row: views by slice, reshaped only where the item is not a vector
         self._row_entries = [(name, sl, shape if len(shape) != 1 else None)
                              for name, (sl, shape) in self._slices.items()]
@@ -350,8 +349,8 @@ class ObservationBuilder:
         """
         n = frame.speed_mps.shape[0]
         buf = np.empty((n, self.width))
-        for sl, value in self._computed:
-            buf[:, sl] = np.reshape(value(frame), (n, -1))
+        for sl, name in self._computed:
+            buf[:, sl] = np.reshape(ITEMS[name].value(frame), (n, -1))
         out32 = np.empty((n, self.width), dtype=np.float32)
         # the rest in one jitted pass: report items, derived items, clip to the bounds, NaN -> 0, float32
         _assemble(frame.report_table, self._gather_rows, self._gather_columns, self._derived_kinds,
