@@ -235,7 +235,10 @@ class ActionMode:
     def to_batch(self, actions: Any, n: int) -> np.ndarray:
         """Actions of N vehicles as an (N, k) float64 array, checked and clipped to [-1, 1]."""
         k = len(self.components)
-        a = _as_numbers(actions, self._expected).astype(np.float64)
+        if isinstance(actions, np.ndarray) and actions.dtype.kind == "f":  # the common case, without the checks
+            a = actions.astype(np.float64)  # of _as_numbers that a float array passes anyway
+        else:
+            a = _as_numbers(actions, self._expected).astype(np.float64)
         if a.shape != (n, k):
             if n == 1 and a.shape == (k,):
                 a = a.reshape(1, k)
@@ -243,12 +246,11 @@ class ActionMode:
                 expected = f"({k},)" if n == 1 else f"({n}, {k})"
                 raise ValueError(f"action mode {self.name!r}: expected an action of shape {expected} "
                                  f"({', '.join(self.components)}), got shape {a.shape}")
-        bad = ~np.isfinite(a)
-        if bad.any():
-            v, c = (int(i) for i in np.argwhere(bad)[0])
+        if not np.isfinite(a).all():
+            v, c = (int(i) for i in np.argwhere(~np.isfinite(a))[0])
             raise ValueError(f"{_where(n, v, self.components[c])} is {a[v, c]}; actions must be finite numbers "
                              f"in [-1, 1] (mode {self.name!r})")
-        return np.clip(a, -1.0, 1.0)
+        return a.clip(-1.0, 1.0)
 
     def _expected(self) -> str:
         return f"action mode {self.name!r}: expected numbers in [-1, 1] ({', '.join(self.components)})"
@@ -264,13 +266,16 @@ class ActionMode:
     ulc_command: ClassVar[tuple[int, str] | None] = None
 
     def write(self, cmd: np.recarray, batch: Any, rows: np.ndarray, state: np.ndarray | None = None) -> None:
-        """Write the commands of the vehicles selected by the boolean mask ``rows``: the header, the
+        """Write the commands of the vehicles selected by the boolean mask ``rows`` for ``batch``, an (N, k)
+        batch as ``to_batch`` returns it (checked and clipped): the header, the
         steering message and the pedal or ULC messages the mode declares; with the gear axis, a GearCmd
         when the requested range differs from the gear engaged or being shifted to (``state.gear_target``;
         without ``state``, whenever a range is requested)."""
         if self.steer_command is None:
             raise NotImplementedError(f"action mode {self.name!r} declares no commands")
-        d = self.decode(batch)
+        d = self._decode_checked(batch)
+        if rows.all():  # every vehicle: plain slices write the same values with less indexing work
+            rows = slice(None)
         _header(cmd, rows)
         o = self.options
         steer_mode, steer_key = self.steer_command
@@ -282,7 +287,7 @@ class ActionMode:
             _ulc(cmd, rows, ulc_mode, d[ulc_key], o)
         if self.gear_axis:
             gear = d["range_gear"]
-            shift = rows & (gear != GEAR_NONE)
+            shift = gear != GEAR_NONE if isinstance(rows, slice) else rows & (gear != GEAR_NONE)
             if state is not None:
                 shift &= state["gear_target"] != gear
             send(cmd, "GearCmd", shift, cmd=gear[shift])
@@ -295,6 +300,11 @@ class ActionMode:
         raises, values outside [-1, 1] count as -1 or 1). With the gear axis also ``range_gear``:
         GEAR_HIGH for a >= 1/3, GEAR_LOW for a <= -1/3, GEAR_NONE (no request) between."""
         batch, single = self._batch_of(batch)
+        d = self._decode_checked(batch)
+        return {key: value[0] for key, value in d.items()} if single else d
+
+    def _decode_checked(self, batch: np.ndarray) -> dict[str, np.ndarray]:
+        """``decode`` of an (N, k) batch that ``to_batch`` already checked: a dict of (N,) arrays."""
         d = self._decode(batch)
         if self.gear_axis:
             a = batch[:, self.components.index("range")]
@@ -304,7 +314,7 @@ class ActionMode:
             a = batch[:, self.components.index("drive_mode")]
             d["drive_mode"] = np.where(a >= RANGE_THRESHOLD, DRIVE_ALL_WHEEL,
                                        np.where(a <= -RANGE_THRESHOLD, DRIVE_TURF, DRIVE_TWO_WHEEL))
-        return {key: value[0] for key, value in d.items()} if single else d
+        return d
 
     def _batch_of(self, actions: Any) -> tuple[np.ndarray, bool]:
         """(checked (N, k) batch, whether ``actions`` was a single action of shape (k,))."""

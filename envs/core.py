@@ -92,6 +92,69 @@ def _fill_kinematics(q, v, omega, pos, cg_forward, cg_left, cg_height, out):
         out[6, i] = pos[i, 1] - (r10 * cf + r11 * cl + r12 * ch)
 
 
+@njit(cache=True)
+def _status(rows, diverged, rolled, ax, ay, inside, task_off_course, task_complete, task_end, steps, max_steps, s_m,
+            s_prev, x_before, y_before, speed_raw, lateral_raw, heading_raw, fuel_now, fuel_before,
+            flag_rolled, flag_diverged, flag_off_course, flag_off_terrain, flag_complete,
+            speed, lateral, heading, progress, distance, fuel_step, off_course, terminated, truncated):
+    """The end conditions and step measures of N vehicles after the physics (``RangerBatch.step``), each
+    non-finite measure as 0: the rear-axle midpoint (``ax``, ``ay``) outside ``inside`` (x_min, x_max,
+    y_min, y_max: the terrain less ``TERRAIN_MARGIN_M``) is off the terrain; off course is the task's
+    corridor or off the terrain; a divergence masks the other causes; the episode is terminated by a
+    rollover, divergence, off course, the path's end or a task flag (``task_end``) and truncated after
+    ``max_steps`` otherwise. The status flags of the vehicles in ``rows`` are written to ``flag_*``."""
+    for i in range(rows.shape[0]):
+        div = diverged[i]
+        outside = not (inside[0] < ax[i] < inside[1] and inside[2] < ay[i] < inside[3])
+        off_terrain = outside and not div
+        corridor = task_off_course[i] and not div
+        off_course[i] = (task_off_course[i] or off_terrain) and not div
+        complete = task_complete[i] and not div
+        terminated[i] = rolled[i] or div or off_course[i] or complete or task_end[i]
+        truncated[i] = steps[i] >= max_steps and not terminated[i]
+        progress[i] = _finite(s_m[i] - s_prev[i])
+        distance[i] = _finite(np.hypot(ax[i] - x_before[i], ay[i] - y_before[i]))
+        speed[i] = _finite(speed_raw[i])
+        lateral[i] = _finite(lateral_raw[i])
+        heading[i] = _finite(heading_raw[i])
+        fuel_step[i] = _finite(fuel_now[i] - fuel_before[i])
+        if rows[i]:
+            flag_rolled[i] = rolled[i]
+            flag_diverged[i] = div
+            flag_off_course[i] = corridor
+            flag_off_terrain[i] = off_terrain
+            flag_complete[i] = complete
+        else:
+            terminated[i] = False
+            truncated[i] = False
+
+
+@njit(cache=True)
+def _accumulate(rows, total, speed, target, lateral, distance, s_m, reward, s_prev, ret, speed_sq, lateral_sq,
+                distance_sum, last_reward):
+    """The episode's running sums of the vehicles in ``rows`` after a step: ``reward`` is the finite total
+    (0 for the other vehicles), ``s_prev`` the finite path position, and the sums of reward, squared speed
+    and lateral errors and distance."""
+    for i in range(rows.shape[0]):
+        if not rows[i]:
+            reward[i] = 0.0
+            continue
+        r = _finite(total[i])
+        reward[i] = r
+        s_prev[i] = _finite(s_m[i])
+        ret[i] += r
+        e = speed[i] - target[i]
+        speed_sq[i] += e * e
+        lateral_sq[i] += lateral[i] * lateral[i]
+        distance_sum[i] += distance[i]
+        last_reward[i] = r
+
+
+@njit(cache=True)
+def _finite(x):
+    return x if np.isfinite(x) else 0.0
+
+
 def body_kinematics(state, params) -> dict[str, np.ndarray]:
     """Roll, pitch, yaw (ZYX), forward speed of the CG, body yaw rate and the rear-axle midpoint's
     world (x, y) of N vehicles (rad, m/s, rad/s, m): ``{name: (N,) array}`` for the names of
@@ -136,6 +199,9 @@ class RangerBatch:
         self.observation_space = self.observer.space
         self.action_space = self.action_mode.space
         self.extent = self.randomizer.extent
+        x0, x1, y0, y1 = self.extent
+        self._inside = np.array([x0 + TERRAIN_MARGIN_M, x1 - TERRAIN_MARGIN_M, y0 + TERRAIN_MARGIN_M,
+                                 y1 - TERRAIN_MARGIN_M])  # where the rear-axle midpoint stays on the terrain
 
         n, k = self.n, self.action_mode.flat_dim
         self.steps = np.zeros(n, dtype=np.int64)
@@ -258,7 +324,11 @@ class RangerBatch:
     def step(self, actions: Any, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One control step of all vehicles. ``active`` (boolean mask, default all) selects the vehicles
         whose actions count; the others get no messages this step (the vector env restores them).
-        Returns (reward, terminated, truncated), arrays over N."""
+        Returns (reward, terminated, truncated), arrays over N.
+
+        Around the one physics call, the per-vehicle arithmetic runs in two jitted passes over N (``_status``
+        before the reward terms, ``_accumulate`` after them), so a step costs a fixed handful of Python calls
+        whatever the task."""
         n = self.n
         rows = np.ones(n, dtype=bool) if active is None else np.asarray(active, dtype=bool)
         batch = self.action_mode.to_batch(actions, n)
@@ -266,90 +336,63 @@ class RangerBatch:
         cmd = self.sim.commands.view(np.ndarray)  # field access without recarray overhead
         state = self.sim.state.view(np.ndarray)
         self.action_mode.write(cmd, batch, rows, state)
-        gear = rows & self.gear_pending & (cmd["gear_cmd"] == GEAR_NONE)
-        send(cmd, "GearCmd", gear, cmd=GEAR_HIGH)
+        gear_pending = self.gear_pending.any()
+        if gear_pending:  # the first step of an episode engages high range unless the action chose a gear
+            send(cmd, "GearCmd", rows & self.gear_pending & (cmd["gear_cmd"] == GEAR_NONE), cmd=GEAR_HIGH)
         fuel_before = state["fuel_used_kg"].copy()
-        x0 = self.frame.axle_x_m.copy()
-        y0 = self.frame.axle_y_m.copy()
+        x_before, y_before = self.frame.axle_x_m, self.frame.axle_y_m  # a new frame replaces these arrays
 
         self.sim.step(self.ticks_per_step)
 
         clear_sent(cmd, subsystems=())  # the gear event counts once; the messages are re-sent every step
-        self.gear_pending[rows] = False
+        if gear_pending:
+            self.gear_pending[rows] = False
         self.steps[rows] += 1
         kin = body_kinematics(state, self.sim.params.view(np.ndarray))
         self.task.locate(kin["axle_x"], kin["axle_y"], rows)
         previous = self.previous_action.copy()
-        self.frame = frame = self._frame(kin, previous_action=np.where(rows[:, None], flat, previous))
+        self.frame = frame = self._frame(kin, previous_action=flat if active is None
+                                         else np.where(rows[:, None], flat, previous))
         t = frame.task
-        diverged = state["diverged"].astype(bool)
-        rolled = state["rolled_over"].astype(bool)
-        x0_, x1_, y0_, y1_ = self.extent
-        ax, ay = frame.axle_x_m, frame.axle_y_m
-        off_terrain = ~((ax > x0_ + TERRAIN_MARGIN_M) & (ax < x1_ - TERRAIN_MARGIN_M)
-                        & (ay > y0_ + TERRAIN_MARGIN_M) & (ay < y1_ - TERRAIN_MARGIN_M))
-        off_terrain &= ~diverged
-        off_course = (t.off_course | off_terrain) & ~diverged
-        complete = t.path_complete & ~diverged
-        task_flags = {k: v & ~diverged for k, v in (t.flags or {}).items()}
-        terminated = rolled | diverged | off_course | complete
+        diverged = state["diverged"]
+        task_flags = {k: v & ~diverged for k, v in t.flags.items()} if t.flags else {}
+        task_end = np.zeros(n, dtype=np.bool_)
         for value in task_flags.values():
-            terminated = terminated | value
-        truncated = (self.steps >= self.max_steps) & ~terminated
-
-        progress = finite(t.s_m - self.s_prev)
-        distance = finite(np.hypot(ax - x0, ay - y0))
-        speed = finite(frame.speed_mps)
+            task_end |= value
+        m = (speed, lateral, heading, progress, distance, fuel_step, off_course, terminated, truncated) = (
+            np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n, np.bool_),
+            np.empty(n, np.bool_), np.empty(n, np.bool_))
+        f = self.flags
+        _status(rows, diverged, state["rolled_over"], frame.axle_x_m, frame.axle_y_m, self._inside, t.off_course,
+                t.path_complete, task_end, self.steps, self.max_steps, t.s_m, self.s_prev, x_before, y_before,
+                frame.speed_mps, t.lateral_error_m, t.heading_error_rad, state["fuel_used_kg"], fuel_before,
+                f["rolled_over"], f["diverged"], f["off_course"], f["off_terrain"], f["path_complete"], *m)
         target = t.target_speed[:, 0]
-        lateral = finite(t.lateral_error_m)
         ctx = StepContext(
             dt_s=self.dt_s, speed_mps=speed, target_speed_mps=target, lateral_error_m=lateral,
-            heading_error_rad=finite(t.heading_error_rad), progress_m=progress, distance_m=distance,
-            fuel_step_kg=finite(state["fuel_used_kg"] - fuel_before), action=flat, previous_action=previous,
-            rolled_over=rolled, diverged=diverged, off_course=off_course, terminated=terminated, flags=task_flags,
+            heading_error_rad=heading, progress_m=progress, distance_m=distance, fuel_step_kg=fuel_step,
+            action=flat, previous_action=previous, rolled_over=state["rolled_over"], diverged=diverged,
+            off_course=off_course, terminated=terminated, flags=task_flags,
         )
-        reward, terms = self.rewards.compute(ctx)
-        flags = (("rolled_over", rolled), ("diverged", diverged), ("off_course", t.off_course & ~diverged),
-                 ("off_terrain", off_terrain), ("path_complete", complete), *task_flags.items())
-        if active is None:  # every vehicle stepped: the same updates without the row masks
-            reward = finite(reward)
-            self._record(finite(t.s_m), flat, reward, {k: finite(v) for k, v in terms.items()}, speed - target,
-                         lateral, distance, flags)
+        total, terms = self.rewards.compute(ctx)  # every term finite (compute raises otherwise)
+        reward = np.empty(n)
+        st = self.stats
+        _accumulate(rows, total, speed, target, lateral, distance, t.s_m, reward, self.s_prev, st["return"],
+                    st["speed_sq"], st["lateral_sq"], st["distance_m"], self.last_reward)
+        for key, value in task_flags.items():
+            self.flags[key][rows] = value[rows]
+        if active is None:
+            self.previous_action[:] = flat
+            for key, value in terms.items():
+                self.last_terms[key][:] = value
         else:
-            reward = np.where(rows, finite(reward), 0.0)
-            terms = {k: np.where(rows, finite(v), 0.0) for k, v in terms.items()}
-            self.s_prev = np.where(rows, finite(t.s_m), self.s_prev)
             self.previous_action[rows] = flat[rows]
-            st = self.stats
-            st["return"][rows] += reward[rows]
-            st["speed_sq"][rows] += (speed - target)[rows] ** 2
-            st["lateral_sq"][rows] += lateral[rows] ** 2
-            st["distance_m"][rows] += distance[rows]
-            for key, value in flags:
-                self.flags[key][rows] = value[rows]
-            self.last_reward[rows] = reward[rows]
             for key, value in terms.items():
                 self.last_terms[key][rows] = value[rows]
-            terminated, truncated = np.where(rows, terminated, False), np.where(rows, truncated, False)
         if "goal_reached" in task_flags:  # why an episode of the navigation task ended short of its goal
-            self._count_ground(rows, frame, state, ax, ay, speed, terminated | truncated, task_flags)
+            self._count_ground(rows, frame, state, frame.axle_x_m, frame.axle_y_m, speed, terminated | truncated,
+                               task_flags)
         return reward, terminated, truncated
-
-    def _record(self, s_m, flat, reward, terms, speed_error, lateral, distance, flags) -> None:
-        """The per-step bookkeeping of a step in which every vehicle stepped: path position, last action,
-        the episode's running sums, status flags, the last reward and its terms."""
-        self.s_prev = s_m
-        self.previous_action[:] = flat
-        st = self.stats
-        st["return"] += reward
-        st["speed_sq"] += speed_error ** 2
-        st["lateral_sq"] += lateral ** 2
-        st["distance_m"] += distance
-        for key, value in flags:
-            self.flags[key][:] = value
-        self.last_reward[:] = reward
-        for key, value in terms.items():
-            self.last_terms[key][:] = value
 
     def _count_ground(self, rows, frame, state, ax, ay, speed, ended, task_flags) -> None:
         """The navigation task's ground causes: counted on every step a vehicle crawls, then the cause of
