@@ -34,6 +34,7 @@ from acres_gym.model.threading_layer import use_parallel
 from acres_gym.model.tick import run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
+from acres_gym.records import plain
 from acres_gym.schema import PARAMS_DTYPE
 from acres_gym.state import STATE_DTYPE, STATE_TEMPLATE, make_scratch, make_state
 from acres_gym.terrain import Terrain, TerrainStack, flat
@@ -52,12 +53,6 @@ def _kernel_cached(kernel) -> bool:
         return True
 
 
-def _plain(records: np.ndarray) -> np.ndarray:
-    """``records`` as a plain ``ndarray`` view (same memory): the kernels take records this way, since numba
-    types a ``recarray`` argument on every call at about ten times the cost of a plain structured array."""
-    return records.view(np.ndarray)
-
-
 def _compile_kernels(sim: RangerSim) -> None:
     """Once per process, before the first reset: loads the physics kernels, compiling them if numba's cache
     does not hold them yet (the first use after installing or changing the model, about a minute on two
@@ -73,11 +68,11 @@ def _compile_kernels(sim: RangerSim) -> None:
         print("acres_gym: compiling the simulator kernels (first use; cached for later runs) ...", file=sys.stderr,
               flush=True)
     start = time.perf_counter()
-    args = (_plain(sim.params.copy()), _plain(sim.state.copy()), _plain(sim.work.copy()), _plain(sim.commands.copy()),
+    args = (plain(sim.params.copy()), plain(sim.state.copy()), plain(sim.work.copy()), plain(sim.commands.copy()),
             0, sim.terrain_args)
     run_ticks_serial(*args)
     run_ticks(*args)
-    reset_vehicles(args[0], args[1], _plain(STATE_TEMPLATE), np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(),
+    reset_vehicles(args[0], args[1], plain(STATE_TEMPLATE), np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(),
                    sim._terrain_index.copy())
     if compiling and not quiet:
         print(f"acres_gym: kernels compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
@@ -225,7 +220,7 @@ class RangerSim:
             self._terrain_index[v] = tis[k]
         mask = np.zeros(self.n, dtype=np.bool_)
         mask[idx] = True
-        reset_vehicles(_plain(self.params), _plain(self.state), _plain(STATE_TEMPLATE), mask, self._pose,
+        reset_vehicles(plain(self.params), plain(self.state), plain(STATE_TEMPLATE), mask, self._pose,
                        self._terrain_index)
         cmd = make_commands(1)[0]
         self.commands[idx] = cmd
@@ -243,7 +238,7 @@ class RangerSim:
                   and commands.shape == (self.n,)):
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
         kernel = run_ticks if use_parallel(self.n) else run_ticks_serial
-        kernel(_plain(self.params), _plain(self.state), _plain(self.work), _plain(commands), int(n_ticks),
+        kernel(plain(self.params), plain(self.state), plain(self.work), plain(commands), int(n_ticks),
                self.terrain_args)
 
     def run_seconds(self, seconds: float, commands=None) -> None:
@@ -256,7 +251,7 @@ class RangerSim:
         """The terrain as the kernels take it, one tuple: the stack's heights, surface ids, wetness, origins
         and cells (leading axis: terrain index) and the live surface table."""
         t = self.terrain
-        return (t.height_m, t.surface_id, t.wetness, t.origin_xy_m, t.cell_m, _plain(self._surfaces))
+        return (t.height_m, t.surface_id, t.wetness, t.origin_xy_m, t.cell_m, plain(self._surfaces))
 
     @property
     def surface_records(self) -> np.recarray:

@@ -33,6 +33,7 @@ from acres_gym.envs.pregen import Pregenerator
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
 from acres_gym.envs.task_logic import horizon_for_path_m, make_task
+from acres_gym.records import plain
 from acres_gym.sim import RangerSim
 
 STREAMS = ("task", "terrain", "patches", "soil", "vehicle")
@@ -333,8 +334,8 @@ class RangerBatch:
         rows = np.ones(n, dtype=bool) if active is None else np.asarray(active, dtype=bool)
         batch = self.action_mode.to_batch(actions, n)
         flat = self.action_mode.flat(batch)
-        cmd = self.sim.commands.view(np.ndarray)  # field access without recarray overhead
-        state = self.sim.state.view(np.ndarray)
+        cmd = plain(self.sim.commands)  # field access without recarray overhead
+        state = plain(self.sim.state)
         self.action_mode.write(cmd, batch, rows, state)
         gear_pending = self.gear_pending.any()
         if gear_pending:  # the first step of an episode engages high range unless the action chose a gear
@@ -348,7 +349,7 @@ class RangerBatch:
         if gear_pending:
             self.gear_pending[rows] = False
         self.steps[rows] += 1
-        kin = body_kinematics(state, self.sim.params.view(np.ndarray))
+        kin = body_kinematics(state, plain(self.sim.params))
         self.task.locate(kin["axle_x"], kin["axle_y"], rows)
         previous = self.previous_action.copy()
         self.frame = frame = self._frame(kin, previous_action=flat if active is None
@@ -414,14 +415,14 @@ class RangerBatch:
 
     # --- frames, observations, infos -----------------------------------------------------------------
     def _frame(self, kin: dict[str, np.ndarray], previous_action: np.ndarray | None = None) -> Frame:
-        state = self.sim.state.view(np.ndarray)
+        state = plain(self.sim.state)
         task = self.task.measure(kin["axle_x"], kin["axle_y"], kin["yaw"], self.steps)
         return Frame(
-            report_table=report_table(self.sim.params.view(np.ndarray), state), speed_mps=kin["speed"],
+            report_table=report_table(plain(self.sim.params), state), speed_mps=kin["speed"],
             roll_rad=kin["roll"], pitch_rad=kin["pitch"], yaw_rad=kin["yaw"], yaw_rate_rad_s=kin["yaw_rate"],
             axle_x_m=kin["axle_x"], axle_y_m=kin["axle_y"], task=task,
             previous_action=self.previous_action.copy() if previous_action is None else previous_action,
-            brake_max_bar=self.sim.params.view(np.ndarray)["brake_max_bar"].astype(np.float64),
+            brake_max_bar=plain(self.sim.params)["brake_max_bar"].astype(np.float64),
         )
 
     def observe(self, row: int | None = None) -> dict[str, np.ndarray]:
@@ -435,7 +436,7 @@ class RangerBatch:
         t = f.task
         st = self.stats
         steps = np.maximum(self.steps, 1)
-        fuel_g = 1e3 * (self.sim.state.view(np.ndarray)["fuel_used_kg"] - st["fuel0_kg"])
+        fuel_g = 1e3 * (plain(self.sim.state)["fuel_used_kg"] - st["fuel0_kg"])
         km = st["distance_m"] / 1e3
         info = {
             "time_s": self.steps * self.dt_s,
@@ -467,7 +468,7 @@ class RangerBatch:
         st = self.stats
         steps = int(self.steps[i])
         divisor = max(steps, 1)
-        fuel_g = 1e3 * (self.sim.state.view(np.ndarray)["fuel_used_kg"][i] - st["fuel0_kg"][i])
+        fuel_g = 1e3 * (plain(self.sim.state)["fuel_used_kg"][i] - st["fuel0_kg"][i])
         km = st["distance_m"][i] / 1e3
         info = {
             "time_s": float(self.steps[i] * self.dt_s),

@@ -227,6 +227,31 @@ DEFAULT_OBSERVATIONS = REPORT_OBSERVATIONS + BODY_OBSERVATIONS + TASK_OBSERVATIO
 NAVIGATION_OBSERVATIONS = REPORT_OBSERVATIONS + BODY_OBSERVATIONS + ("goal", "local_map", "previous_action")
 
 
+@njit(cache=True)
+def _copy_frame(i, columns, yaw_rate, roll, pitch, lateral, heading, target_speed, path_points, previous_action, buf):
+    """Vehicle ``i``'s frame values into its row of ``buf`` (see ``_assemble``)."""
+    if columns[0] >= 0:
+        buf[i, columns[0]] = yaw_rate[i]
+    if columns[1] >= 0:
+        buf[i, columns[1]] = roll[i]
+    if columns[2] >= 0:
+        buf[i, columns[2]] = pitch[i]
+    if columns[3] >= 0:
+        buf[i, columns[3]] = lateral[i]
+    if columns[4] >= 0:
+        buf[i, columns[4]] = heading[i]
+    if columns[5] >= 0:
+        for j in range(target_speed.shape[1]):
+            buf[i, columns[5] + j] = target_speed[i, j]
+    if columns[6] >= 0:
+        for j in range(path_points.shape[1]):
+            buf[i, columns[6] + 2 * j] = path_points[i, j, 0]
+            buf[i, columns[6] + 2 * j + 1] = path_points[i, j, 1]
+    if columns[7] >= 0:
+        for j in range(previous_action.shape[1]):
+            buf[i, columns[7] + j] = previous_action[i, j]
+
+
 # The derived report items the assembly kernel computes itself (``_assemble``), by the arithmetic of their numpy
 # definitions in ``acres_gym.dbw.report_values`` (which the policy runtime uses without numba).
 _KERNEL_DERIVED = {brake_bar: 0, gear_one_hot: 1, valid_flags: 2}
@@ -244,16 +269,29 @@ def _brake_bar(table, rows, brake_max_bar, i):
     return pressure
 
 
+# The body and task items the assembly kernel copies from the frame, and the frame arrays it reads for each
+# (``_assemble``'s ``columns``: the first column of each source in the observation row, -1 when not observed).
+_FRAME_ITEMS = {"yaw_rate": ("yaw_rate",), "roll_pitch": ("roll", "pitch"), "lateral_error": ("lateral",),
+                "heading_error": ("heading",), "target_speed": ("target_speed",), "path_points": ("path_points",),
+                "previous_action": ("previous_action",)}
+_FRAME_SOURCES = ("yaw_rate", "roll", "pitch", "lateral", "heading", "target_speed", "path_points", "previous_action")
+
+
 @njit(cache=True)
 def _assemble(table, gather_rows, gather_columns, derived_kinds, derived_columns, rows, brake_max_bar, gear_order,
+              columns, yaw_rate, roll, pitch, lateral, heading, target_speed, path_points, previous_action,
               buf, low, high, out):
     """The observation rows of N vehicles in one pass: the report items gathered from ``table``
     (``gather_rows`` -> ``gather_columns``), the derived items (``derived_kinds``: 0 brake pressure, 1 gear
-    one-hot, 2 report valid, from the report rows ``rows``, each starting at its ``derived_columns``), then
-    every value of ``buf`` (where the other items were written) clipped to [``low``, ``high``], NaN as 0,
-    and cast to float32 into ``out``."""
+    one-hot, 2 report valid, from the report rows ``rows``, each starting at its ``derived_columns``), the
+    frame's body and task arrays (``_FRAME_SOURCES`` order, each from its ``columns`` entry on; (N,) arrays one
+    column, (N, m) arrays m, the (N, K, 2) path points 2K as x1, y1, x2, ...), then every value of ``buf``
+    (where the other items were written) clipped to [``low``, ``high``], NaN as 0, and cast to float32 into
+    ``out``."""
     n, width = buf.shape
     for i in range(n):
+        _copy_frame(i, columns, yaw_rate, roll, pitch, lateral, heading, target_speed, path_points, previous_action,
+                    buf)
         for k in range(gather_rows.shape[0]):
             buf[i, gather_columns[k]] = table[gather_rows[k], i]
         for k in range(derived_kinds.shape[0]):
@@ -326,7 +364,12 @@ class ObservationBuilder:
         derived = [n for n in names if ITEMS[n].source == "report_derived" and DERIVED[n][0] in _KERNEL_DERIVED]
         self._derived_kinds = np.array([_KERNEL_DERIVED[DERIVED[n][0]] for n in derived], np.int64)
         self._derived_columns = np.array([self._slices[n][0].start for n in derived], np.int64)
-        self._computed = [(self._slices[n][0], n) for n in names if ITEMS[n].source != "report" and n not in derived]
+        self._columns = np.full(len(_FRAME_SOURCES), -1, np.int64)
+        for name in names:
+            for j, source in enumerate(_FRAME_ITEMS.get(name, ())):
+                self._columns[_FRAME_SOURCES.index(source)] = self._slices[name][0].start + j
+        self._computed = [(self._slices[n][0], n) for n in names
+                          if ITEMS[n].source != "report" and n not in derived and n not in _FRAME_ITEMS]
         # the entries of one vehicle's row: views by slice, reshaped only where the item is not a vector
         self._row_entries = [(name, sl, shape if len(shape) != 1 else None)
                              for name, (sl, shape) in self._slices.items()]
@@ -353,9 +396,11 @@ class ObservationBuilder:
             buf[:, sl] = np.reshape(ITEMS[name].value(frame), (n, -1))
         out32 = np.empty((n, self.width), dtype=np.float32)
         # the rest in one jitted pass: report items, derived items, clip to the bounds, NaN -> 0, float32
-        _assemble(frame.report_table, self._gather_rows, self._gather_columns, self._derived_kinds,
-                  self._derived_columns, _DERIVED_ROWS, frame.brake_max_bar, _GEAR_ORDER, buf, self._low, self._high,
-                  out32)
+        f, t = frame, frame.task
+        _assemble(f.report_table, self._gather_rows, self._gather_columns, self._derived_kinds,
+                  self._derived_columns, _DERIVED_ROWS, f.brake_max_bar, _GEAR_ORDER, self._columns, f.yaw_rate_rad_s,
+                  f.roll_rad, f.pitch_rad, t.lateral_error_m, t.heading_error_rad, t.target_speed, t.path_points,
+                  f.previous_action, buf, self._low, self._high, out32)
         if row is not None:
             one = out32[row]
             return {name: one[sl] if shape is None else one[sl].reshape(shape) for name, sl, shape in self._row_entries}

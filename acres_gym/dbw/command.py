@@ -121,16 +121,17 @@ def send(cmd: np.ndarray, message: str, /, rows=slice(None), **fields) -> None:
     """Writes one ds_dbw command ``message`` into the command record for ``rows``: ``fields`` by their message
     field names (``send(cmd, "UlcCmd", cmd_type=ULC_VELOCITY, cmd=8.0, enable=True)``) and its "a message
     arrived" flag."""
-    if message not in _FIELD_OF:
+    field_of = _FIELD_OF.get(message)
+    if field_of is None:
         raise ValueError(f"send(): unknown message {message!r}; allowed: {sorted(MESSAGE_FIELDS)}")
-    field_of = _FIELD_OF[message]
-    unknown = sorted(set(fields) - set(field_of))
-    if unknown:
+    if not field_of.keys() >= fields.keys():
+        unknown = sorted(set(fields) - set(field_of))
         raise ValueError(f"send(): {message} has no field(s) {unknown}; allowed: {sorted(field_of)}")
     for msg_field, value in fields.items():
         cmd[field_of[msg_field]][rows] = value
-    if message in ARRIVAL_OF:
-        cmd[ARRIVAL_OF[message]][rows] = True
+    arrival = ARRIVAL_OF.get(message)
+    if arrival is not None:
+        cmd[arrival][rows] = True
 
 
 def _check_subsystems(where: str, subsystems) -> None:
@@ -153,9 +154,16 @@ def clear_sent(cmd: np.ndarray, rows=slice(None), subsystems=MESSAGE_SUBSYSTEMS,
     consumed them; the message contents stay (a held command). ``clear_sent(cmd, subsystems=())`` clears the
     events alone (a sender that re-sends its messages every step); ``events=False`` with a few subsystems
     withdraws their messages before a step."""
-    _check_subsystems("clear_sent()", subsystems)
-    for name in [f"{s}_fresh" for s in subsystems] + (list(EVENT_FIELDS) if events else []):
+    key = (tuple(subsystems), bool(events))
+    names = _CLEARED.get(key)
+    if names is None:
+        _check_subsystems("clear_sent()", key[0])
+        names = _CLEARED[key] = [f"{s}_fresh" for s in key[0]] + (list(EVENT_FIELDS) if events else [])
+    for name in names:
         cmd[name][rows] = COMMAND_TEMPLATE[name][0]
+
+
+_CLEARED: dict[tuple[tuple[str, ...], bool], list[str]] = {}  # clear_sent's field lists, by its arguments
 
 
 GEAR_CMD_MAX = 15  # ds_dbw Gear.CALIBRATE, the largest Gear value

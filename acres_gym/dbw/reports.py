@@ -270,8 +270,8 @@ def report_table(params: np.ndarray, state: np.ndarray, exact: bool = False) -> 
     """All report fields of N vehicles as one (len(REPORT_FIELDS), N) float64 array (``fill_reports``), rows in
     ``REPORT_SPEC`` order: row ``REPORT_ROW["ulc.vel_meas"]`` is that field. Rounded to the CAN resolution
     unless ``exact``."""
-    p = np.atleast_1d(params)
-    s = np.atleast_1d(state)
+    p = params if params.ndim == 1 else np.atleast_1d(params)
+    s = state if state.ndim == 1 else np.atleast_1d(state)
     out = np.empty(s.shape[0], REPORT_RECORD_DTYPE)
     fill_reports(p, s, _EXACT if exact else _RESOLUTION, out)
     return np.ascontiguousarray(out.view(np.float64).reshape(s.shape[0], len(REPORT_SPEC)).T)
