@@ -36,7 +36,7 @@ from acres_gym.constants import (
     ULC_NONE,
     ULC_VELOCITY,
 )
-from acres_gym.records import Field, make_template, spec_dtype
+from acres_gym.records import Field, make_template, plain, spec_dtype
 
 f8, i8, b1 = np.float64, np.int64, np.bool_
 
@@ -158,12 +158,13 @@ def clear_sent(cmd: np.ndarray, rows=slice(None), subsystems=MESSAGE_SUBSYSTEMS,
     names = _CLEARED.get(key)
     if names is None:
         _check_subsystems("clear_sent()", key[0])
-        names = _CLEARED[key] = [f"{s}_fresh" for s in key[0]] + (list(EVENT_FIELDS) if events else [])
-    for name in names:
-        cmd[name][rows] = COMMAND_TEMPLATE[name][0]
+        fields = [f"{s}_fresh" for s in key[0]] + (list(EVENT_FIELDS) if events else [])
+        names = _CLEARED[key] = [(name, plain(COMMAND_TEMPLATE)[name][0]) for name in fields]
+    for name, rest in names:
+        cmd[name][rows] = rest
 
 
-_CLEARED: dict[tuple[tuple[str, ...], bool], list[str]] = {}  # clear_sent's field lists, by its arguments
+_CLEARED: dict[tuple[tuple[str, ...], bool], list] = {}  # clear_sent's (field, rest value) lists, by its arguments
 
 
 GEAR_CMD_MAX = 15  # ds_dbw Gear.CALIBRATE, the largest Gear value
