@@ -466,30 +466,31 @@ class RangerBatch:
         f = self.frame
         t = f.task
         st = self.stats
-        steps = int(self.steps[i])
+        steps = self.steps.item(i)  # Python numbers throughout: the same IEEE arithmetic as on numpy scalars
         divisor = max(steps, 1)
-        fuel_g = 1e3 * (plain(self.sim.state)["fuel_used_kg"][i] - st["fuel0_kg"][i])
-        km = st["distance_m"][i] / 1e3
+        fuel_g = 1e3 * (plain(self.sim.state)["fuel_used_kg"].item(i) - st["fuel0_kg"].item(i))
+        distance = st["distance_m"].item(i)
+        km = distance / 1e3
         info = {
-            "time_s": float(self.steps[i] * self.dt_s),
-            "speed_mps": _finite_float(f.speed_mps[i]),
-            "target_speed_mps": float(t.target_speed[i, 0]),
-            "lateral_error_m": _finite_float(t.lateral_error_m[i]),
-            "heading_error_rad": _finite_float(t.heading_error_rad[i]),
-            "distance_m": float(st["distance_m"][i]),
+            "time_s": steps * self.dt_s,
+            "speed_mps": _finite_float(f.speed_mps.item(i)),
+            "target_speed_mps": t.target_speed.item(i, 0),
+            "lateral_error_m": _finite_float(t.lateral_error_m.item(i)),
+            "heading_error_rad": _finite_float(t.heading_error_rad.item(i)),
+            "distance_m": distance,
             "fuel_used_g": _finite_float(fuel_g),
-            "episode_return": float(st["return"][i]),
+            "episode_return": st["return"].item(i),
             "episode_steps": steps,
-            "speed_rmse_mps": float(np.sqrt(st["speed_sq"][i] / np.int64(divisor))),
-            "lateral_rmse_m": float(np.sqrt(st["lateral_sq"][i] / np.int64(divisor))),
-            "fuel_g_per_km": float(fuel_g / max(km, 1e-3)) if km > 1e-3 else 0.0,
-            "reward_terms": {k: float(v[i]) for k, v in self.last_terms.items()},
+            "speed_rmse_mps": math.sqrt(st["speed_sq"].item(i) / divisor),
+            "lateral_rmse_m": math.sqrt(st["lateral_sq"].item(i) / divisor),
+            "fuel_g_per_km": fuel_g / max(km, 1e-3) if km > 1e-3 else 0.0,
+            "reward_terms": {k: v.item(i) for k, v in self.last_terms.items()},
         }
         for key, value in self.flags.items():
-            info[key] = bool(value[i])
+            info[key] = value.item(i)
         if "stuck" in self.flags:
-            info["ground_cause"] = int(self.ground_cause[i])
-            info["goal_distance_m"] = float(-t.s_m[i])
+            info["ground_cause"] = self.ground_cause.item(i)
+            info["goal_distance_m"] = -t.s_m.item(i)
         return info
 
     def info_of(self, infos: Mapping[str, Any], i: int) -> dict[str, Any]:
