@@ -40,6 +40,7 @@ STREAMS = ("task", "terrain", "patches", "soil", "vehicle")
 TERRAIN_MARGIN_M = 2.0  # the rear-axle midpoint this close to the terrain's edge ends the episode (off_terrain)
 PATH_CLEARANCE_M = 3.0  # paths keep this much farther from the edge: room for tracking error
 STATUS_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
+STATS = ("return", "speed_sq", "lateral_sq", "fuel0_kg", "distance_m")  # the episode's running figures
 
 
 KINEMATICS = ("roll", "pitch", "yaw", "speed", "yaw_rate", "axle_x", "axle_y")
@@ -93,49 +94,55 @@ def _fill_kinematics(q, v, omega, pos, cg_forward, cg_left, cg_height, out):
         out[6, i] = pos[i, 1] - (r10 * cf + r11 * cl + r12 * ch)
 
 
+MEASURES = ("speed", "lateral", "heading", "progress", "distance", "fuel_step")
+"""Rows of the (6, N) step measures ``_status`` writes (finite; m/s, m, rad, m, m, kg): the reward terms'
+inputs (``StepContext.measures``)."""
+ENDS = ("off_course", "terminated", "truncated")  # rows of the (3, N) end conditions ``_status`` writes
+
+
 @njit(cache=True)
-def _status(rows, diverged, rolled, ax, ay, inside, task_off_course, task_complete, task_end, steps, max_steps, s_m,
-            s_prev, x_before, y_before, speed_raw, lateral_raw, heading_raw, fuel_now, fuel_before,
-            flag_rolled, flag_diverged, flag_off_course, flag_off_terrain, flag_complete,
-            speed, lateral, heading, progress, distance, fuel_step, off_course, terminated, truncated):
+def _status(rows, state, kin, kin_before, inside, task_off_course, task_complete, task_end, lateral_raw, heading_raw,
+            s_m, s_prev, steps, max_steps, fuel_before, flags, measures, ends):
     """The end conditions and step measures of N vehicles after the physics (``RangerBatch.step``), each
-    non-finite measure as 0: the rear-axle midpoint (``ax``, ``ay``) outside ``inside`` (x_min, x_max,
-    y_min, y_max: the terrain less ``TERRAIN_MARGIN_M``) is off the terrain; off course is the task's
-    corridor or off the terrain; a divergence masks the other causes; the episode is terminated by a
-    rollover, divergence, off course, the path's end or a task flag (``task_end``) and truncated after
-    ``max_steps`` otherwise. The status flags of the vehicles in ``rows`` are written to ``flag_*``."""
+    non-finite measure as 0. ``kin`` and ``kin_before`` are the (7, N) body kinematics (``KINEMATICS`` rows)
+    after and before the step. The rear-axle midpoint outside ``inside`` (x_min, x_max, y_min, y_max: the
+    terrain less ``TERRAIN_MARGIN_M``) is off the terrain; off course is the task's corridor or off the
+    terrain; a divergence masks the other causes; the episode is terminated by a rollover, divergence, off
+    course, the path's end or a task flag (``task_end``) and truncated after ``max_steps`` otherwise. The
+    status flags (rows of ``flags`` in ``STATUS_FLAGS`` order) of the vehicles in ``rows`` are written;
+    ``measures`` gets the ``MEASURES`` rows, ``ends`` the ``ENDS`` rows (False for vehicles not in ``rows``)."""
     for i in range(rows.shape[0]):
-        div = diverged[i]
-        outside = not (inside[0] < ax[i] < inside[1] and inside[2] < ay[i] < inside[3])
+        div = state[i].diverged
+        rolled = state[i].rolled_over
+        ax, ay = kin[5, i], kin[6, i]
+        outside = not (inside[0] < ax < inside[1] and inside[2] < ay < inside[3])
         off_terrain = outside and not div
         corridor = task_off_course[i] and not div
-        off_course[i] = (task_off_course[i] or off_terrain) and not div
+        off_course = (task_off_course[i] or off_terrain) and not div
         complete = task_complete[i] and not div
-        terminated[i] = rolled[i] or div or off_course[i] or complete or task_end[i]
-        truncated[i] = steps[i] >= max_steps and not terminated[i]
-        progress[i] = _finite(s_m[i] - s_prev[i])
-        distance[i] = _finite(np.hypot(ax[i] - x_before[i], ay[i] - y_before[i]))
-        speed[i] = _finite(speed_raw[i])
-        lateral[i] = _finite(lateral_raw[i])
-        heading[i] = _finite(heading_raw[i])
-        fuel_step[i] = _finite(fuel_now[i] - fuel_before[i])
+        terminated = rolled or div or off_course or complete or task_end[i]
+        measures[0, i] = _finite(kin[3, i])
+        measures[1, i] = _finite(lateral_raw[i])
+        measures[2, i] = _finite(heading_raw[i])
+        measures[3, i] = _finite(s_m[i] - s_prev[i])
+        measures[4, i] = _finite(np.hypot(ax - kin_before[5, i], ay - kin_before[6, i]))
+        measures[5, i] = _finite(state[i].fuel_used_kg - fuel_before[i])
+        ends[0, i] = off_course
+        ends[1, i] = terminated and rows[i]
+        ends[2, i] = steps[i] >= max_steps and not terminated and rows[i]
         if rows[i]:
-            flag_rolled[i] = rolled[i]
-            flag_diverged[i] = div
-            flag_off_course[i] = corridor
-            flag_off_terrain[i] = off_terrain
-            flag_complete[i] = complete
-        else:
-            terminated[i] = False
-            truncated[i] = False
+            flags[0, i] = rolled
+            flags[1, i] = div
+            flags[2, i] = corridor
+            flags[3, i] = off_terrain
+            flags[4, i] = complete
 
 
 @njit(cache=True)
-def _accumulate(rows, total, speed, target, lateral, distance, s_m, reward, s_prev, ret, speed_sq, lateral_sq,
-                distance_sum, last_reward):
+def _accumulate(rows, total, measures, target, s_m, reward, s_prev, stats, last_reward):
     """The episode's running sums of the vehicles in ``rows`` after a step: ``reward`` is the finite total
-    (0 for the other vehicles), ``s_prev`` the finite path position, and the sums of reward, squared speed
-    and lateral errors and distance."""
+    (0 for the other vehicles), ``s_prev`` the finite path position, and ``stats`` (rows in ``STATS`` order)
+    the sums of reward, squared speed and lateral errors and distance."""
     for i in range(rows.shape[0]):
         if not rows[i]:
             reward[i] = 0.0
@@ -143,11 +150,11 @@ def _accumulate(rows, total, speed, target, lateral, distance, s_m, reward, s_pr
         r = _finite(total[i])
         reward[i] = r
         s_prev[i] = _finite(s_m[i])
-        ret[i] += r
-        e = speed[i] - target[i]
-        speed_sq[i] += e * e
-        lateral_sq[i] += lateral[i] * lateral[i]
-        distance_sum[i] += distance[i]
+        stats[0, i] += r
+        e = measures[0, i] - target[i]
+        stats[1, i] += e * e
+        stats[2, i] += measures[1, i] * measures[1, i]
+        stats[4, i] += measures[4, i]
         last_reward[i] = r
 
 
@@ -163,7 +170,7 @@ def body_kinematics(state, params) -> dict[str, np.ndarray]:
     out = np.empty((len(KINEMATICS), state.shape[0]))
     _fill_kinematics(state["orientation_wxyz"], state["velocity_mps"], state["angular_velocity_rad_s"],
                      state["position_m"], params["cg_forward_m"], params["cg_left_m"], params["cg_height_m"], out)
-    return dict(zip(KINEMATICS, out, strict=True))
+    return dict(zip(KINEMATICS, out, strict=True))  # views of ``out`` (the frame keeps it as ``kinematics``)
 
 
 class RangerBatch:
@@ -211,8 +218,12 @@ class RangerBatch:
         self.s_prev = np.zeros(n)
         self.episode_seed = np.zeros(n, dtype=np.int64)
         self.summaries: list[dict[str, Any]] = [{} for _ in range(n)]
-        self.stats = {key: np.zeros(n) for key in ("return", "speed_sq", "lateral_sq", "fuel0_kg", "distance_m")}
-        self.flags = {key: np.zeros(n, dtype=bool) for key in STATUS_FLAGS + tuple(self.task.flag_names)}
+        # the running figures and end flags: rows of one array each (the kernels take it whole), named by views
+        self._stats = np.zeros((len(STATS), n))
+        self.stats = dict(zip(STATS, self._stats, strict=True))
+        flag_names = STATUS_FLAGS + tuple(self.task.flag_names)
+        self._flags = np.zeros((len(flag_names), n), dtype=bool)
+        self.flags = dict(zip(flag_names, self._flags, strict=True))
         self.ground_cause = np.zeros(n, dtype=np.int64)
         self.crawl_counts = np.zeros((n, 4), dtype=np.int64)  # steps crawled per ground cause (navigation)
         self.last_reward = np.zeros(n)
@@ -341,14 +352,17 @@ class RangerBatch:
         if gear_pending:  # the first step of an episode engages high range unless the action chose a gear
             send(cmd, "GearCmd", rows & self.gear_pending & (cmd["gear_cmd"] == GEAR_NONE), cmd=GEAR_HIGH)
         fuel_before = state["fuel_used_kg"].copy()
-        x_before, y_before = self.frame.axle_x_m, self.frame.axle_y_m  # a new frame replaces these arrays
+        kin_before = self.frame.kinematics  # a new frame replaces this array
 
         self.sim.step(self.ticks_per_step)
 
         clear_sent(cmd, subsystems=())  # the gear event counts once; the messages are re-sent every step
         if gear_pending:
             self.gear_pending[rows] = False
-        self.steps[rows] += 1
+        if active is None:
+            self.steps += 1
+        else:
+            self.steps[rows] += 1
         kin = body_kinematics(state, plain(self.sim.params))
         self.task.locate(kin["axle_x"], kin["axle_y"], rows)
         previous = self.previous_action.copy()
@@ -360,26 +374,23 @@ class RangerBatch:
         task_end = np.zeros(n, dtype=np.bool_)
         for value in task_flags.values():
             task_end |= value
-        m = (speed, lateral, heading, progress, distance, fuel_step, off_course, terminated, truncated) = (
-            np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n, np.bool_),
-            np.empty(n, np.bool_), np.empty(n, np.bool_))
-        f = self.flags
-        _status(rows, diverged, state["rolled_over"], frame.axle_x_m, frame.axle_y_m, self._inside, t.off_course,
-                t.path_complete, task_end, self.steps, self.max_steps, t.s_m, self.s_prev, x_before, y_before,
-                frame.speed_mps, t.lateral_error_m, t.heading_error_rad, state["fuel_used_kg"], fuel_before,
-                f["rolled_over"], f["diverged"], f["off_course"], f["off_terrain"], f["path_complete"], *m)
+        measures = np.empty((len(MEASURES), n))
+        ends = np.empty((len(ENDS), n), dtype=np.bool_)
+        _status(rows, state, frame.kinematics, kin_before, self._inside, t.off_course, t.path_complete, task_end,
+                t.lateral_error_m, t.heading_error_rad, t.s_m, self.s_prev, self.steps, self.max_steps, fuel_before,
+                self._flags, measures, ends)
+        speed, lateral, heading, progress, distance, fuel_step = measures
+        off_course, terminated, truncated = ends
         target = t.target_speed[:, 0]
         ctx = StepContext(
             dt_s=self.dt_s, speed_mps=speed, target_speed_mps=target, lateral_error_m=lateral,
             heading_error_rad=heading, progress_m=progress, distance_m=distance, fuel_step_kg=fuel_step,
             action=flat, previous_action=previous, rolled_over=state["rolled_over"], diverged=diverged,
-            off_course=off_course, terminated=terminated, flags=task_flags,
+            off_course=off_course, terminated=terminated, flags=task_flags, measures=measures,
         )
         total, terms = self.rewards.compute(ctx)  # every term finite (compute raises otherwise)
         reward = np.empty(n)
-        st = self.stats
-        _accumulate(rows, total, speed, target, lateral, distance, t.s_m, reward, self.s_prev, st["return"],
-                    st["speed_sq"], st["lateral_sq"], st["distance_m"], self.last_reward)
+        _accumulate(rows, total, measures, target, t.s_m, reward, self.s_prev, self._stats, self.last_reward)
         for key, value in task_flags.items():
             self.flags[key][rows] = value[rows]
         if active is None:
@@ -419,6 +430,7 @@ class RangerBatch:
         task = self.task.measure(kin["axle_x"], kin["axle_y"], kin["yaw"], self.steps)
         return Frame(
             report_table=report_table(plain(self.sim.params), state), speed_mps=kin["speed"],
+            kinematics=kin["speed"].base,
             roll_rad=kin["roll"], pitch_rad=kin["pitch"], yaw_rad=kin["yaw"], yaw_rate_rad_s=kin["yaw_rate"],
             axle_x_m=kin["axle_x"], axle_y_m=kin["axle_y"], task=task,
             previous_action=self.previous_action.copy() if previous_action is None else previous_action,

@@ -93,6 +93,7 @@ class Frame:
     task: Any  # acres_gym.envs.task_logic.TaskFrame
     previous_action: np.ndarray
     brake_max_bar: np.ndarray
+    kinematics: np.ndarray | None = None  # (7, N): the rows above, ``acres_gym.envs.core.KINEMATICS`` order
 
     def report(self, key: str) -> np.ndarray:
         """The report field ``"message.field"`` of all vehicles (float64; booleans 0 / 1, NaN if absent)."""

@@ -77,6 +77,16 @@ class StepContext:
     off_course: np.ndarray
     terminated: np.ndarray
     flags: dict[str, np.ndarray] = field(default_factory=dict)  # the task's own end flags (goal_reached, ...)
+    # the same speed, lateral, heading, progress, distance and fuel arrays as rows of one (6, N) array, when the
+    # caller has them so (the environment's step does; ``measures_of`` builds it otherwise)
+    measures: np.ndarray | None = None
+
+    def measures_of(self) -> np.ndarray:
+        """The (6, N) rows speed, lateral error, heading error, progress, distance, fuel of the step."""
+        if self.measures is not None:
+            return self.measures
+        return np.stack([self.speed_mps, self.lateral_error_m, self.heading_error_rad, self.progress_m,
+                         self.distance_m, self.fuel_step_kg]).astype(np.float64)
 
     def flag(self, name: str) -> np.ndarray:
         """The task flag ``name`` as a bool array (all False when the task has none of that name)."""
@@ -314,27 +324,28 @@ def _mean_square(a, b, i, subtract):
 
 
 @njit(cache=True)
-def _term_value(code, p0, p1, i, dt, speed, target, lateral, heading, progress, distance, fuel, action, previous,
-                rolled, diverged, off_course, terminated, goal, no_go, stuck):
-    """The value of built-in term ``code`` (``_KERNEL_CODES``; parameters ``p0``, ``p1``) for vehicle ``i``."""
+def _term_value(code, p0, p1, i, dt, m, target, action, previous, rolled, diverged, off_course, terminated, goal,
+                no_go, stuck):
+    """The value of built-in term ``code`` (``_KERNEL_CODES``; parameters ``p0``, ``p1``) for vehicle ``i``;
+    ``m`` holds the step's measures (``StepContext.measures_of``)."""
     if code == 0:
-        return _shaped_value(speed[i] - target[i], p0, p1)
+        return _shaped_value(m[0, i] - target[i], p0, p1)
     if code == 1:
-        return _shaped_value(lateral[i], p0, p1)
+        return _shaped_value(m[1, i], p0, p1)
     if code == 2:
-        return _shaped_value(heading[i], p0, p1)
+        return _shaped_value(m[2, i], p0, p1)
     if code == 3:
         return _mean_square(action, previous, i, False)
     if code == 4:
         return _mean_square(action, previous, i, True)
     if code == 5:
-        grams = 1e3 * fuel[i]
+        grams = 1e3 * m[5, i]
         if p0 != 0.0:
-            d = distance[i] if distance[i] >= p1 else p1
+            d = m[4, i] if m[4, i] >= p1 else p1
             return -grams / (d / 1e3)
         return -grams
     if code == 6:
-        return progress[i]
+        return m[3, i]
     if code == 7:
         return 0.0 if terminated[i] else p0
     if code == 8:
@@ -351,14 +362,14 @@ def _term_value(code, p0, p1, i, dt, speed, target, lateral, heading, progress, 
 
 
 @njit(cache=True)
-def _builtin_terms(codes, p0, p1, dt, speed, target, lateral, heading, progress, distance, fuel, action,
-                   previous, rolled, diverged, off_course, terminated, goal, no_go, stuck, parts):
-    """Every term's value (the exponential's argument for the exp shapes) into ``parts`` (terms, N)."""
+def _builtin_terms(spec, dt, m, target, action, previous, rolled, diverged, off_course, terminated, goal, no_go, stuck,
+                   parts):
+    """Every term's value (the exponential's argument for the exp shapes) into ``parts`` (terms, N); ``spec``
+    (3, terms) holds each term's code and two parameters."""
     for i in range(parts.shape[1]):
-        for k in range(codes.shape[0]):
-            parts[k, i] = _term_value(codes[k], p0[k], p1[k], i, dt, speed, target, lateral, heading, progress,
-                                      distance, fuel, action, previous, rolled, diverged, off_course, terminated,
-                                      goal, no_go, stuck)
+        for k in range(spec.shape[1]):
+            parts[k, i] = _term_value(int(spec[0, k]), spec[1, k], spec[2, k], i, dt, m, target, action, previous,
+                                      rolled, diverged, off_course, terminated, goal, no_go, stuck)
 
 
 @njit(cache=True)
@@ -399,11 +410,11 @@ class RewardSet:
             self.resolved[name] = {**allowed, **params, "weight": weight}
         kernel = all(type(term) in _KERNEL_CODES for _, _, term in self.terms)
         codes = [_KERNEL_CODES[type(term)](term) for _, _, term in self.terms] if kernel else []
-        self._kernel = (np.array([c for c, _, _ in codes], np.int64), np.array([w for _, w, _ in self.terms]),
-                        np.array([a for _, a, _ in codes], np.float64),
-                        np.array([b for _, _, b in codes], np.float64)) if kernel else None
+        self._kernel = (np.array(codes, dtype=np.float64).reshape(-1, 3).T.copy(),
+                        np.array([w for _, w, _ in self.terms])) if kernel else None
         self._no_flag: np.ndarray = np.zeros(0, dtype=bool)
-        self._exp_rows = np.array([k for k, (code, shape, _) in enumerate(codes) if code <= 2 and shape <= 1], np.int64)
+        self._exp_rows = [k for k, (code, shape, _) in enumerate(codes) if code <= 2 and shape <= 1]
+        self._names = tuple(self.names)
 
     def _not_finite(self, name: str, value: np.ndarray, weighted: np.ndarray) -> None:
         v = int(np.flatnonzero(~np.isfinite(weighted))[0])
@@ -453,19 +464,18 @@ class RewardSet:
         if self._no_flag.shape[0] != n:
             self._no_flag = np.zeros(n, dtype=bool)
         flags, none = ctx.flags, self._no_flag
-        codes, weights, p0, p1 = self._kernel
-        parts = np.empty((codes.shape[0], n))
-        _builtin_terms(codes, p0, p1, ctx.dt_s, ctx.speed_mps, ctx.target_speed_mps, ctx.lateral_error_m,
-                       ctx.heading_error_rad, ctx.progress_m, ctx.distance_m, ctx.fuel_step_kg, ctx.action,
-                       ctx.previous_action, ctx.rolled_over, ctx.diverged, ctx.off_course, ctx.terminated,
-                       flags.get("goal_reached", none), flags.get("no_go", none), flags.get("stuck", none), parts)
-        if self._exp_rows.size:
-            parts[self._exp_rows] = np.exp(parts[self._exp_rows])
+        spec, weights = self._kernel
+        parts = np.empty((spec.shape[1], n))
+        _builtin_terms(spec, ctx.dt_s, ctx.measures_of(), ctx.target_speed_mps, ctx.action, ctx.previous_action,
+                       ctx.rolled_over, ctx.diverged, ctx.off_course, ctx.terminated, flags.get("goal_reached", none),
+                       flags.get("no_go", none), flags.get("stuck", none), parts)
+        for k in self._exp_rows:
+            np.exp(parts[k], out=parts[k])
         total = np.empty(n)
         _weighted_sum(weights, parts, total)
         if not np.isfinite(total).all():  # the term-by-term path names the term that is not finite
             return self._compute_terms(ctx, n)
-        return total, dict(zip(self.names, parts, strict=True))
+        return total, dict(zip(self._names, parts, strict=True))
 
 
 def _format(params: Mapping[str, Any]) -> str:
