@@ -68,6 +68,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
+from numba import njit
 
 from acres_gym.constants import (
     DRIVE_ALL_WHEEL,
@@ -91,7 +92,6 @@ from acres_gym.dbw.command import (
     GEAR_CMD_MAX,
     MESSAGE_SUBSYSTEMS,
     check_commands,
-    clear_sent,
     mark_sent,
     send,
 )
@@ -218,6 +218,7 @@ class ActionMode:
         self.drive_axis = drive_axis
         self.components = type(self).components + (("range",) if gear_axis else ()) \
             + (("drive_mode",) if drive_axis else ())
+        self._rates: np.ndarray | None = None  # the rate and limit options as _write_messages takes them
 
     def _resolve(self, options: dict) -> dict:
         return options
@@ -274,17 +275,19 @@ class ActionMode:
         if self.steer_command is None:
             raise NotImplementedError(f"action mode {self.name!r} declares no commands")
         d = self._decode_checked(batch)
-        if rows.all():  # every vehicle: plain slices write the same values with less indexing work
-            rows = slice(None)
-        _header(cmd, rows)
-        o = self.options
         steer_mode, steer_key = self.steer_command
-        _steer(cmd, rows, steer_mode, d[steer_key], o["steer_rate_deg_s"], o["steer_accel_deg_s2"])
         if self.ulc_command is None:
-            _pedals(cmd, rows, d["throttle_pct"], d["brake_pct"], o)
+            ulc_mode, first, second = ULC_NONE, d["throttle_pct"], d["brake_pct"]
         else:
             ulc_mode, ulc_key = self.ulc_command
-            _ulc(cmd, rows, ulc_mode, d[ulc_key], o)
+            first = second = d[ulc_key]
+        rates = getattr(self, "_rates", None)  # (modes pickled before it existed lack it)
+        if rates is None:
+            rates = self._rates = np.array([float(self.options.get(key, 0.0)) for key in _RATE_OPTIONS])
+        _write_messages(cmd, rows, steer_mode, np.asarray(d[steer_key], dtype=np.float64),
+                        ulc_mode, np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64), rates)
+        if rows.all():  # every vehicle: plain slices write the same values with less indexing work
+            rows = slice(None)
         if self.gear_axis:
             gear = d["range_gear"]
             shift = gear != GEAR_NONE if isinstance(rows, slice) else rows & (gear != GEAR_NONE)
@@ -357,46 +360,58 @@ class ActionMode:
         raise NotImplementedError
 
 
-# --- command helpers ---------------------------------------------------------------------------------
-def _header(cmd: np.recarray, rows: np.ndarray) -> None:
-    send(cmd, "Enable", rows, data=True)
+# --- command writer ----------------------------------------------------------------------------------
+# The messages a Box mode sends each control step (ds_dbw names; ``acres_gym.dbw.command.MESSAGE_FIELDS``
+# maps them to the command record): Enable (data true); SteeringCmd (the mode's steering command type and
+# value, cmd_rate, cmd_accel, enable); then either ThrottleCmd and BrakeCmd (PERCENT, cmd, rate_inc,
+# rate_dec, enable) with the ULC held at NONE, disabled and not sent, or UlcCmd (the mode's command type
+# and value, the four limits, coast_decel, enable) with both pedals held at NONE, disabled and not sent.
+# Each sent message raises its "a message arrived" flag. One jitted pass writes them for all vehicles.
+_RATE_OPTIONS = ("steer_rate_deg_s", "steer_accel_deg_s2", "throttle_rate_inc_pct_s", "throttle_rate_dec_pct_s",
+                 "brake_rate_inc_pct_s", "brake_rate_dec_pct_s", "ulc_limit_accel_mps2", "ulc_limit_decel_mps2",
+                 "ulc_limit_jerk_throttle_mps3", "ulc_limit_jerk_brake_mps3", "ulc_coast_decel")
 
 
-def _steer(cmd, rows, mode: int, value: np.ndarray, rate: float, accel: float) -> None:
-    send(cmd, "SteeringCmd", rows, cmd_type=mode, cmd=value[rows], cmd_rate=rate, cmd_accel=accel, enable=True)
-
-
-def _pedals(cmd, rows, throttle_pct: np.ndarray, brake_pct: np.ndarray, options: dict) -> None:
-    send(cmd, "ThrottleCmd", rows, cmd_type=PEDAL_PERCENT, cmd=throttle_pct[rows],
-         rate_inc=options["throttle_rate_inc_pct_s"], rate_dec=options["throttle_rate_dec_pct_s"], enable=True)
-    send(cmd, "BrakeCmd", rows, cmd_type=PEDAL_PERCENT, cmd=brake_pct[rows],
-         rate_inc=options["brake_rate_inc_pct_s"], rate_dec=options["brake_rate_dec_pct_s"], enable=True)
-    _no_ulc(cmd, rows)
-
-
-def _no_pedals(cmd, rows) -> None:
-    """The pedal messages held at mode NONE, disabled, and not sent this step."""
-    cmd["throttle_mode"][rows] = PEDAL_NONE
-    cmd["throttle_enable"][rows] = False
-    cmd["brake_mode"][rows] = PEDAL_NONE
-    cmd["brake_enable"][rows] = False
-    clear_sent(cmd, rows, subsystems=("throttle", "brake"), events=False)
-
-
-def _no_ulc(cmd, rows) -> None:
-    """The ULC message held at mode NONE, disabled, and not sent this step."""
-    cmd["ulc_mode"][rows] = ULC_NONE
-    cmd["ulc_enable"][rows] = False
-    clear_sent(cmd, rows, subsystems=("ulc",), events=False)
-
-
-def _ulc(cmd, rows, mode: int, value: np.ndarray, options: dict) -> None:
-    send(cmd, "UlcCmd", rows, cmd_type=mode, cmd=value[rows],
-         limit_accel=options["ulc_limit_accel_mps2"], limit_decel=options["ulc_limit_decel_mps2"],
-         limit_jerk_throttle=options["ulc_limit_jerk_throttle_mps3"],
-         limit_jerk_brake=options["ulc_limit_jerk_brake_mps3"], coast_decel=options["ulc_coast_decel"],
-         enable=True)
-    _no_pedals(cmd, rows)
+@njit(cache=True)
+def _write_messages(cmd, rows, steer_mode, steer_value, ulc_mode, first, second, rates):
+    """The messages above into ``cmd`` for the vehicles in ``rows``: steering ``steer_mode`` with
+    ``steer_value``; with ``ulc_mode`` NONE the throttle ``first`` and brake ``second`` percentages, else
+    ULC ``ulc_mode`` with ``first``; ``rates`` holds the options of ``_RATE_OPTIONS`` in that order."""
+    for i in range(cmd.shape[0]):
+        if not rows[i]:
+            continue
+        c = cmd[i]
+        c.system_enable = True
+        c.steer_mode = steer_mode
+        c.steer_cmd = steer_value[i]
+        c.steer_rate_deg_s = rates[0]
+        c.steer_accel_deg_s2 = rates[1]
+        c.steer_enable = True
+        c.steer_fresh = True
+        pedals = ulc_mode == ULC_NONE
+        c.throttle_mode = PEDAL_PERCENT if pedals else PEDAL_NONE
+        c.throttle_enable = pedals
+        c.throttle_fresh = pedals
+        c.brake_mode = PEDAL_PERCENT if pedals else PEDAL_NONE
+        c.brake_enable = pedals
+        c.brake_fresh = pedals
+        c.ulc_mode = ulc_mode
+        c.ulc_enable = not pedals
+        c.ulc_fresh = not pedals
+        if pedals:
+            c.throttle_cmd = first[i]
+            c.throttle_rate_inc_pct_s = rates[2]
+            c.throttle_rate_dec_pct_s = rates[3]
+            c.brake_cmd = second[i]
+            c.brake_rate_inc = rates[4]
+            c.brake_rate_dec = rates[5]
+        else:
+            c.ulc_cmd = first[i]
+            c.ulc_limit_accel_mps2 = rates[6]
+            c.ulc_limit_decel_mps2 = rates[7]
+            c.ulc_limit_jerk_throttle_mps3 = rates[8]
+            c.ulc_limit_jerk_brake_mps3 = rates[9]
+            c.ulc_coast_decel = rates[10] != 0.0
 
 
 def _rate(where: str, value: Any) -> float:
