@@ -30,7 +30,7 @@ from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
 from acres_gym.dbw.step import reset_dbw_from_params
 from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
 from acres_gym.model.suspension import elastic_energy
-from acres_gym.model.threading_layer import use_parallel
+from acres_gym.model.threading_layer import PARALLEL_MIN_VEHICLES, use_parallel
 from acres_gym.model.tick import run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
@@ -153,6 +153,20 @@ def _spawn_pose(p, terrain: Terrain, x: float, y: float, yaw: float) -> np.ndarr
     return np.concatenate([pos, q / np.linalg.norm(q)])
 
 
+class _RecordAttribute:
+    """A record-array attribute of ``RangerSim`` (``params``, ``state``, ``work``, ``commands``) that keeps its
+    plain structured view beside it as ``<name>_plain`` (``acres_gym.records.plain``: the same memory, the form
+    the kernels take). Reading the attribute is an ordinary instance-dict lookup; assigning it refreshes the
+    view."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __set__(self, sim, value) -> None:
+        sim.__dict__[self.name] = value
+        sim.__dict__[f"{self.name}_plain"] = plain(value)
+
+
 class RangerSim:
     """N Polaris Ranger CREW XP 1000 vehicles advanced together at 120 Hz.
 
@@ -164,6 +178,21 @@ class RangerSim:
         terrain: a ``Terrain`` shared by all, a sequence of terrains (one per vehicle or fewer, mapped
             with ``terrain_index``), or a ``TerrainStack``; default flat dry asphalt.
     """
+
+    params = _RecordAttribute()
+    state = _RecordAttribute()
+    work = _RecordAttribute()
+    commands = _RecordAttribute()
+    _surfaces = _RecordAttribute()
+
+    def __getstate__(self) -> dict:
+        # the plain views are rebuilt on unpickling: pickling (or deep-copying) them would part them from
+        # the arrays they view
+        return {key: value for key, value in self.__dict__.items() if not key.endswith("_plain")}
+
+    def __setstate__(self, state: dict) -> None:
+        for key, value in state.items():
+            setattr(self, key, value)
 
     def __init__(self, n: int = 1, vehicle: str = DEFAULT_VEHICLE, params=None, overrides=None,
                  terrain=None):
@@ -220,7 +249,7 @@ class RangerSim:
             self._terrain_index[v] = tis[k]
         mask = np.zeros(self.n, dtype=np.bool_)
         mask[idx] = True
-        reset_vehicles(plain(self.params), plain(self.state), plain(STATE_TEMPLATE), mask, self._pose,
+        reset_vehicles(self.params_plain, self.state_plain, plain(STATE_TEMPLATE), mask, self._pose,
                        self._terrain_index)
         cmd = make_commands(1)[0]
         self.commands[idx] = cmd
@@ -233,13 +262,14 @@ class RangerSim:
         if not isinstance(n_ticks, (int, np.integer)) or n_ticks < 0:
             raise ValueError(f"n_ticks = {n_ticks!r}: expected a non-negative integer")
         if commands is None:
-            commands = self.commands
+            commands = self.commands_plain
         elif not (isinstance(commands, np.ndarray) and commands.dtype == COMMAND_DTYPE
                   and commands.shape == (self.n,)):
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
-        kernel = run_ticks if use_parallel(self.n) else run_ticks_serial
-        kernel(plain(self.params), plain(self.state), plain(self.work), plain(commands), int(n_ticks),
-               self.terrain_args)
+        else:
+            commands = plain(commands)
+        kernel = run_ticks if self.n >= PARALLEL_MIN_VEHICLES and use_parallel(self.n) else run_ticks_serial
+        kernel(self.params_plain, self.state_plain, self.work_plain, commands, int(n_ticks), self.terrain_args)
 
     def run_seconds(self, seconds: float, commands=None) -> None:
         """Advances by ``seconds`` (rounded to whole ticks)."""
@@ -251,7 +281,7 @@ class RangerSim:
         """The terrain as the kernels take it, one tuple: the stack's heights, surface ids, wetness, origins
         and cells (leading axis: terrain index) and the live surface table."""
         t = self.terrain
-        return (t.height_m, t.surface_id, t.wetness, t.origin_xy_m, t.cell_m, plain(self._surfaces))
+        return (t.height_m, t.surface_id, t.wetness, t.origin_xy_m, t.cell_m, self._surfaces_plain)
 
     @property
     def surface_records(self) -> np.recarray:

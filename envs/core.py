@@ -33,7 +33,6 @@ from acres_gym.envs.pregen import Pregenerator
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
 from acres_gym.envs.task_logic import horizon_for_path_m, make_task
-from acres_gym.records import plain
 from acres_gym.sim import RangerSim
 
 STREAMS = ("task", "terrain", "patches", "soil", "vehicle")
@@ -215,6 +214,9 @@ class RangerBatch:
         self.steps = np.zeros(n, dtype=np.int64)
         self.previous_action = np.zeros((n, k))
         self.gear_pending = np.zeros(n, dtype=bool)
+        self._all_rows = np.ones(n, dtype=bool)  # read-only masks of every and no vehicle
+        self._no_rows = np.zeros(n, dtype=bool)
+        self._all_rows.flags.writeable = self._no_rows.flags.writeable = False
         self.s_prev = np.zeros(n)
         self.episode_seed = np.zeros(n, dtype=np.int64)
         self.summaries: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -342,11 +344,11 @@ class RangerBatch:
         before the reward terms, ``_accumulate`` after them), so a step costs a fixed handful of Python calls
         whatever the task."""
         n = self.n
-        rows = np.ones(n, dtype=bool) if active is None else np.asarray(active, dtype=bool)
+        rows = self._all_rows if active is None else np.asarray(active, dtype=bool)
         batch = self.action_mode.to_batch(actions, n)
         flat = self.action_mode.flat(batch)
-        cmd = plain(self.sim.commands)  # field access without recarray overhead
-        state = plain(self.sim.state)
+        cmd = self.sim.commands_plain  # field access without recarray overhead
+        state = self.sim.state_plain
         self.action_mode.write(cmd, batch, rows, state)
         gear_pending = self.gear_pending.any()
         if gear_pending:  # the first step of an episode engages high range unless the action chose a gear
@@ -363,17 +365,21 @@ class RangerBatch:
             self.steps += 1
         else:
             self.steps[rows] += 1
-        kin = body_kinematics(state, plain(self.sim.params))
-        self.task.locate(kin["axle_x"], kin["axle_y"], rows)
+        kin = body_kinematics(state, self.sim.params_plain)
+        if hasattr(self.task, "locate_measure"):  # the path tasks: one jitted call
+            task_frame = self.task.locate_measure(kin["speed"].base, self.steps, rows)
+        else:
+            self.task.locate(kin["axle_x"], kin["axle_y"], rows)
+            task_frame = None
         previous = self.previous_action.copy()
         self.frame = frame = self._frame(kin, previous_action=flat if active is None
-                                         else np.where(rows[:, None], flat, previous))
+                                         else np.where(rows[:, None], flat, previous), task_frame=task_frame)
         t = frame.task
         diverged = state["diverged"]
         task_flags = {k: v & ~diverged for k, v in t.flags.items()} if t.flags else {}
-        task_end = np.zeros(n, dtype=np.bool_)
+        task_end = self._no_rows
         for value in task_flags.values():
-            task_end |= value
+            task_end = task_end | value
         measures = np.empty((len(MEASURES), n))
         ends = np.empty((len(ENDS), n), dtype=np.bool_)
         _status(rows, state, frame.kinematics, kin_before, self._inside, t.off_course, t.path_complete, task_end,
@@ -425,16 +431,20 @@ class RangerBatch:
             self.ground_cause[i] = end if end in (1, 2) or not counts[1:].any() else int(np.argmax(counts[1:]) + 1)
 
     # --- frames, observations, infos -----------------------------------------------------------------
-    def _frame(self, kin: dict[str, np.ndarray], previous_action: np.ndarray | None = None) -> Frame:
-        state = plain(self.sim.state)
-        task = self.task.measure(kin["axle_x"], kin["axle_y"], kin["yaw"], self.steps)
+    def _frame(self, kin: dict[str, np.ndarray], previous_action: np.ndarray | None = None,
+               task_frame=None) -> Frame:
+        """The frame of the present state from its body kinematics (``task_frame``: the task's measures when
+        already taken)."""
+        state = self.sim.state_plain
+        task = self.task.measure(kin["axle_x"], kin["axle_y"], kin["yaw"], self.steps) if task_frame is None \
+            else task_frame
         return Frame(
-            report_table=report_table(plain(self.sim.params), state), speed_mps=kin["speed"],
+            report_table=report_table(self.sim.params_plain, state), speed_mps=kin["speed"],
             kinematics=kin["speed"].base,
             roll_rad=kin["roll"], pitch_rad=kin["pitch"], yaw_rad=kin["yaw"], yaw_rate_rad_s=kin["yaw_rate"],
             axle_x_m=kin["axle_x"], axle_y_m=kin["axle_y"], task=task,
             previous_action=self.previous_action.copy() if previous_action is None else previous_action,
-            brake_max_bar=plain(self.sim.params)["brake_max_bar"].astype(np.float64),
+            brake_max_bar=self.sim.params_plain["brake_max_bar"].astype(np.float64),
         )
 
     def observe(self, row: int | None = None) -> dict[str, np.ndarray]:
@@ -448,7 +458,7 @@ class RangerBatch:
         t = f.task
         st = self.stats
         steps = np.maximum(self.steps, 1)
-        fuel_g = 1e3 * (plain(self.sim.state)["fuel_used_kg"] - st["fuel0_kg"])
+        fuel_g = 1e3 * (self.sim.state_plain["fuel_used_kg"] - st["fuel0_kg"])
         km = st["distance_m"] / 1e3
         info = {
             "time_s": self.steps * self.dt_s,
@@ -480,7 +490,7 @@ class RangerBatch:
         st = self.stats
         steps = self.steps.item(i)  # Python numbers throughout: the same IEEE arithmetic as on numpy scalars
         divisor = max(steps, 1)
-        fuel_g = 1e3 * (plain(self.sim.state)["fuel_used_kg"].item(i) - st["fuel0_kg"].item(i))
+        fuel_g = 1e3 * (self.sim.state_plain["fuel_used_kg"].item(i) - st["fuel0_kg"].item(i))
         distance = st["distance_m"].item(i)
         km = distance / 1e3
         info = {

@@ -374,6 +374,7 @@ class ObservationBuilder:
         # the entries of one vehicle's row: views by slice, reshaped only where the item is not a vector
         self._row_entries = [(name, sl, shape if len(shape) != 1 else None)
                              for name, (sl, shape) in self._slices.items()]
+        self._scratch: np.ndarray | None = None
         self._low = np.concatenate(lows)
         self._high = np.concatenate(highs)
         self.space = spaces.Dict(entries)
@@ -392,7 +393,9 @@ class ObservationBuilder:
         the entries are views of its float32 copy.
         """
         n = frame.speed_mps.shape[0]
-        buf = np.empty((n, self.width))
+        buf = self._scratch
+        if buf is None or buf.shape[0] != n:
+            buf = self._scratch = np.empty((n, self.width))  # float64 scratch, reused (the output is new)
         for sl, name in self._computed:
             buf[:, sl] = np.reshape(ITEMS[name].value(frame), (n, -1))
         out32 = np.empty((n, self.width), dtype=np.float32)

@@ -137,6 +137,20 @@ def _measure(path_x, path_y, path_heading, profile, index, end_index, preview_of
         complete[i] = j >= end_index[i] - last_offset
 
 
+@njit(cache=True)
+def _locate_measure(path_x, path_y, path_heading, profile, index, end_index, preview_offsets, preview_steps,
+                    spacing_m, max_steps, window, max_lateral_m, rows, kin, steps, errors, target, points, flags):
+    """``_locate`` then ``_measure`` in one call, for the control step (``PathSpeedTask.locate_measure``):
+    the position and yaw from the body kinematics ``kin`` (rows yaw 2, axle x 5, axle y 6); ``errors`` gets
+    the rows lateral error, heading error and arc length, ``flags`` the rows off course (|lateral| above
+    ``max_lateral_m``) and complete."""
+    _locate(path_x, path_y, kin[5], kin[6], rows, window, index)
+    _measure(path_x, path_y, path_heading, profile, index, end_index, preview_offsets, preview_steps, spacing_m,
+             max_steps, kin[5], kin[6], kin[2], steps, errors[0], errors[1], errors[2], target, points, flags[1])
+    for i in range(errors.shape[1]):
+        flags[0, i] = np.abs(errors[0, i]) > max_lateral_m
+
+
 PATH_SPEED_FACTOR = 1.2  # a default path is this much longer than the highest target speed covers
 PATH_EXTRA_M = 20.0
 
@@ -385,6 +399,19 @@ class PathSpeedTask:
             path_points=points, off_course=np.abs(lateral) > self.options["max_lateral_error_m"],
             path_complete=complete,
         )
+
+    def locate_measure(self, kin: np.ndarray, steps: np.ndarray, rows: np.ndarray) -> TaskFrame:
+        """``locate`` the vehicles in ``rows`` and ``measure`` all of them in one jitted call, from the (7, N)
+        body kinematics (``acres_gym.envs.core.KINEMATICS`` rows): what a control step does."""
+        n, p, k = self.n, 1 + self.speed_preview_steps.size, self.preview_offsets.size
+        errors, flags = np.empty((3, n)), np.empty((2, n), dtype=np.bool_)
+        target, points = np.empty((n, p)), np.empty((n, k, 2))
+        _locate_measure(self.path_x, self.path_y, self.path_heading, self.profile, self.index, self.end_index,
+                        self.preview_offsets, self.speed_preview_steps, float(self.options["path_spacing_m"]),
+                        int(self.max_steps), min(SEARCH_WINDOW, self.n_path),
+                        float(self.options["max_lateral_error_m"]), rows, kin, steps, errors, target, points, flags)
+        return TaskFrame(lateral_error_m=errors[0], heading_error_rad=errors[1], s_m=errors[2], target_speed=target,
+                         path_points=points, off_course=flags[0], path_complete=flags[1])
 
     def path_world(self, i: int) -> np.ndarray:
         """Vehicle ``i``'s path up to its end as an (M, 2) array of world points (for rendering)."""
