@@ -33,6 +33,7 @@ from acres_gym.envs.pregen import Pregenerator
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
 from acres_gym.envs.task_logic import horizon_for_path_m, make_task
+from acres_gym.records import plain
 from acres_gym.sim import RangerSim
 
 STREAMS = ("task", "terrain", "patches", "soil", "vehicle")
@@ -67,12 +68,16 @@ class PreparedEpisode:
 
 
 @njit(cache=True)
-def _fill_kinematics(q, v, omega, pos, cg_forward, cg_left, cg_height, out):
-    """Rows of ``out`` (7, N): roll, pitch, yaw (ZYX) from the quaternions ``q`` (w, x, y, z), forward
-    speed of the CG (world velocity on the body x axis), body yaw rate, and the world (x, y) of the
-    rear-axle midpoint (CG position less the rotated CG offset). ``cg_*`` have length N or 1."""
-    for i in range(q.shape[0]):
-        w, x, y, z = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
+def _fill_kinematics(state, params, out):
+    """Rows of ``out`` (7, N): roll, pitch, yaw (ZYX) from the quaternions (w, x, y, z), forward speed of
+    the CG (world velocity on the body x axis), body yaw rate, and the world (x, y) of the rear-axle
+    midpoint (CG position less the rotated CG offset), from the state and parameter records (``params`` of
+    length N or 1)."""
+    for i in range(state.shape[0]):
+        s = state[i]
+        p = params[i] if params.shape[0] > 1 else params[0]
+        q, v, pos = s.orientation_wxyz, s.velocity_mps, s.position_m
+        w, x, y, z = q[0], q[1], q[2], q[3]
         r00 = 1.0 - 2.0 * (y * y + z * z)
         r01 = 2.0 * (x * y - w * z)
         r02 = 2.0 * (x * z + w * y)
@@ -82,15 +87,23 @@ def _fill_kinematics(q, v, omega, pos, cg_forward, cg_left, cg_height, out):
         r20 = 2.0 * (x * z - w * y)
         r21 = 2.0 * (y * z + w * x)
         r22 = 1.0 - 2.0 * (x * x + y * y)
-        j = i if cg_forward.shape[0] > 1 else 0
-        cf, cl, ch = cg_forward[j], cg_left[j], cg_height[j]
+        cf, cl, ch = p.cg_forward_m, p.cg_left_m, p.cg_height_m
         out[0, i] = np.arctan2(r21, r22)
         out[1, i] = np.arcsin(min(max(-r20, -1.0), 1.0))
         out[2, i] = np.arctan2(r10, r00)
-        out[3, i] = r00 * v[i, 0] + r10 * v[i, 1] + r20 * v[i, 2]
-        out[4, i] = omega[i, 2]
-        out[5, i] = pos[i, 0] - (r00 * cf + r01 * cl + r02 * ch)
-        out[6, i] = pos[i, 1] - (r10 * cf + r11 * cl + r12 * ch)
+        out[3, i] = r00 * v[0] + r10 * v[1] + r20 * v[2]
+        out[4, i] = s.angular_velocity_rad_s[2]
+        out[5, i] = pos[0] - (r00 * cf + r01 * cl + r02 * ch)
+        out[6, i] = pos[1] - (r10 * cf + r11 * cl + r12 * ch)
+
+
+def body_kinematics(state, params) -> dict[str, np.ndarray]:
+    """Roll, pitch, yaw (ZYX), forward speed of the CG, body yaw rate and the rear-axle midpoint's
+    world (x, y) of N vehicles (rad, m/s, rad/s, m): ``{name: (N,) array}`` for the names of
+    ``KINEMATICS``, computed in one jitted pass (``_fill_kinematics``)."""
+    out = np.empty((len(KINEMATICS), state.shape[0]))
+    _fill_kinematics(plain(state), plain(params), out)
+    return dict(zip(KINEMATICS, out, strict=True))  # views of ``out`` (the frame keeps it as ``kinematics``)
 
 
 MEASURES = ("speed", "lateral", "heading", "progress", "distance", "fuel_step")
@@ -160,16 +173,6 @@ def _accumulate(rows, total, measures, target, s_m, reward, s_prev, stats, last_
 @njit(cache=True)
 def _finite(x):
     return x if np.isfinite(x) else 0.0
-
-
-def body_kinematics(state, params) -> dict[str, np.ndarray]:
-    """Roll, pitch, yaw (ZYX), forward speed of the CG, body yaw rate and the rear-axle midpoint's
-    world (x, y) of N vehicles (rad, m/s, rad/s, m): ``{name: (N,) array}`` for the names of
-    ``KINEMATICS``, computed in one jitted pass (``_fill_kinematics``)."""
-    out = np.empty((len(KINEMATICS), state.shape[0]))
-    _fill_kinematics(state["orientation_wxyz"], state["velocity_mps"], state["angular_velocity_rad_s"],
-                     state["position_m"], params["cg_forward_m"], params["cg_left_m"], params["cg_height_m"], out)
-    return dict(zip(KINEMATICS, out, strict=True))  # views of ``out`` (the frame keeps it as ``kinematics``)
 
 
 class RangerBatch:

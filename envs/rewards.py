@@ -364,24 +364,29 @@ def _term_value(code, p0, p1, i, dt, m, target, action, previous, rolled, diverg
 @njit(cache=True)
 def _builtin_terms(spec, dt, m, target, action, previous, rolled, diverged, off_course, terminated, goal, no_go, stuck,
                    parts):
-    """Every term's value (the exponential's argument for the exp shapes) into ``parts`` (terms, N); ``spec``
-    (3, terms) holds each term's code and two parameters."""
+    """Every term's value (the exponential's argument for the exp shapes) into its row ``spec[3, k]`` of
+    ``parts`` (rows, N); ``spec`` (4, terms) holds each term's code, two parameters and that row."""
     for i in range(parts.shape[1]):
         for k in range(spec.shape[1]):
-            parts[k, i] = _term_value(int(spec[0, k]), spec[1, k], spec[2, k], i, dt, m, target, action, previous,
-                                      rolled, diverged, off_course, terminated, goal, no_go, stuck)
+            parts[int(spec[3, k]), i] = _term_value(int(spec[0, k]), spec[1, k], spec[2, k], i, dt, m, target, action,
+                                                    previous, rolled, diverged, off_course, terminated, goal, no_go,
+                                                    stuck)
 
 
 @njit(cache=True)
-def _weighted_sum(weights, parts, total):
-    """``parts`` (terms, N) weighted in place and their sum, from 0 in term order, into ``total``."""
+def _weighted_sum(weights, rows, parts, total):
+    """Term ``k``'s row ``rows[k]`` of ``parts`` weighted in place and the terms' sum, from 0 in term order,
+    into ``total``; whether every total is finite."""
+    finite = True
     for i in range(parts.shape[1]):
         acc = 0.0
-        for k in range(parts.shape[0]):
-            w = weights[k] * parts[k, i]
-            parts[k, i] = w
+        for k in range(rows.shape[0]):
+            w = weights[k] * parts[rows[k], i]
+            parts[rows[k], i] = w
             acc = acc + w
         total[i] = acc
+        finite = finite and np.isfinite(acc)
+    return finite
 
 
 class RewardSet:
@@ -410,10 +415,15 @@ class RewardSet:
             self.resolved[name] = {**allowed, **params, "weight": weight}
         kernel = all(type(term) in _KERNEL_CODES for _, _, term in self.terms)
         codes = [_KERNEL_CODES[type(term)](term) for _, _, term in self.terms] if kernel else []
-        self._kernel = (np.array(codes, dtype=np.float64).reshape(-1, 3).T.copy(),
+        # the kernel's rows: the terms with an exponential first (one numpy exp over them), then the others
+        exp = [k for k, (code, shape, _) in enumerate(codes) if code <= 2 and shape <= 1]
+        order = exp + [k for k in range(len(codes)) if k not in exp]
+        self._rows = np.array([order.index(k) for k in range(len(codes))], np.int64)
+        self._n_exp = len(exp)
+        self._row_list = self._rows.tolist()
+        self._kernel = (np.column_stack([np.array(codes, dtype=np.float64).reshape(-1, 3), self._rows]).T.copy(),
                         np.array([w for _, w, _ in self.terms])) if kernel else None
         self._no_flag: np.ndarray = np.zeros(0, dtype=bool)
-        self._exp_rows = [k for k, (code, shape, _) in enumerate(codes) if code <= 2 and shape <= 1]
         self._names = tuple(self.names)
 
     def _not_finite(self, name: str, value: np.ndarray, weighted: np.ndarray) -> None:
@@ -469,13 +479,13 @@ class RewardSet:
         _builtin_terms(spec, ctx.dt_s, ctx.measures_of(), ctx.target_speed_mps, ctx.action, ctx.previous_action,
                        ctx.rolled_over, ctx.diverged, ctx.off_course, ctx.terminated, flags.get("goal_reached", none),
                        flags.get("no_go", none), flags.get("stuck", none), parts)
-        for k in self._exp_rows:
-            np.exp(parts[k], out=parts[k])
+        if self._n_exp:
+            exp = parts[:self._n_exp]
+            np.exp(exp, out=exp)
         total = np.empty(n)
-        _weighted_sum(weights, parts, total)
-        if not np.isfinite(total).all():  # the term-by-term path names the term that is not finite
+        if not _weighted_sum(weights, self._rows, parts, total):  # the term-by-term path names the culprit
             return self._compute_terms(ctx, n)
-        return total, dict(zip(self._names, parts, strict=True))
+        return total, {name: parts[row] for name, row in zip(self._names, self._row_list, strict=True)}
 
 
 def _format(params: Mapping[str, Any]) -> str:
