@@ -122,7 +122,7 @@ def _update_stored(params, state):
         state[v].e_stored_j = stored_energy(params[v], state[v])
 
 
-def _spawn_pose(p, terrain: Terrain, x: float, y: float, yaw: float) -> np.ndarray:
+def _spawn_pose(p, terrain, x: float, y: float, yaw: float) -> np.ndarray:
     """CG position and orientation that put the vehicle at its static ride height on the ground at
     (x, y) (the rear-axle midpoint's footprint), heading ``yaw``, aligned with the local ground plane."""
     normal = np.asarray(terrain.normal_at(x, y), dtype=float).reshape(3)
@@ -245,7 +245,7 @@ class RangerSim:
         for k, v in enumerate(idx):
             if not (math.isfinite(xs[k]) and math.isfinite(ys[k]) and math.isfinite(yaws[k])):
                 raise ValueError(f"reset pose of vehicle {v} is not finite: ({xs[k]}, {ys[k]}, {yaws[k]})")
-            self._pose[v] = _spawn_pose(self.params[v], self.terrain.terrain(int(tis[k])), xs[k], ys[k], yaws[k])
+            self._pose[v] = _spawn_pose(self.params[v], self.terrain.ground(int(tis[k])), xs[k], ys[k], yaws[k])
             self._terrain_index[v] = tis[k]
         mask = np.zeros(self.n, dtype=np.bool_)
         mask[idx] = True

@@ -296,11 +296,33 @@ class TerrainStack:
         self.origin_xy_m[k, 1] = terrain.origin_y_m
         self.cell_m[k] = terrain.cell_m
 
+    def ground(self, k: int) -> GroundView:
+        """Terrain ``k``'s height grid as a :class:`GroundView` (no copy, no checks): its ``height_at`` and
+        ``normal_at`` without the cost of a whole :class:`Terrain`."""
+        k = self._check_index(k)
+        return GroundView(self.height_m[k], float(self.origin_xy_m[k, 0]), float(self.origin_xy_m[k, 1]),
+                          float(self.cell_m[k]))
+
     def terrain(self, k: int) -> Terrain:
         """Terrain ``k`` as a :class:`Terrain` (arrays copied)."""
         k = self._check_index(k)
         return Terrain(self.height_m[k].copy(), self.surface_id[k].copy(), self.wetness[k].copy(),
                        self.origin_xy_m[k, 0], self.origin_xy_m[k, 1], self.cell_m[k], table=self.table)
+
+
+@dataclass
+class GroundView:
+    """A height grid viewed in place (``TerrainStack.ground``): :class:`Terrain`'s ``height_at``, ``gradient_at``
+    and ``normal_at`` over it, by the same arithmetic."""
+
+    height_m: np.ndarray
+    origin_x_m: float
+    origin_y_m: float
+    cell_m: float
+
+    height_at = Terrain.height_at
+    gradient_at = Terrain.gradient_at
+    normal_at = Terrain.normal_at
 
 
 def _check_compatible(shape, table: SurfaceTable, terrain: Terrain, what: str, ref: str) -> None:
