@@ -1,0 +1,226 @@
+"""The jitted passes of an environment step compute exactly what their numpy definitions compute.
+
+The step's arithmetic around the physics runs in a few jitted passes (``acres_gym.envs.core``): the reward
+terms (``RewardSet._compute_builtin``), the observation assembly (``ObservationBuilder.build``), the Box
+modes' DBW messages (``ActionMode.write``). Each is checked here bit for bit against the definition it
+replaces, on random inputs that include the edge values (NaN report fields, clipping, -0.0), so a change to
+either side that parts them fails here, not only in the golden record.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import gymnasium
+import numpy as np
+import pytest
+
+import acres_gym  # noqa: F401  (registers the ids)
+from acres_gym.constants import PEDAL_NONE, PEDAL_PERCENT, ULC_NONE
+from acres_gym.dbw.command import clear_sent, make_commands, send
+from acres_gym.envs.actions import ACTION_MODES, make_action_mode
+from acres_gym.envs.observations import ITEMS
+from acres_gym.envs.rewards import SHAPES, RewardSet, RewardTerm, StepContext, register_reward
+from acres_gym.params import load_vehicle
+from acres_gym.sim import DEFAULT_VEHICLE, RangerSim
+from acres_gym.terrain import rough
+
+TERMS = ("speed_error", "lateral_error", "heading_error", "control_effort", "action_rate", "energy", "progress",
+         "alive", "rollover", "off_course", "time", "goal", "no_go", "stuck")
+
+
+def _context(rng: np.random.Generator, n: int, k: int = 2) -> StepContext:
+    flags = {"goal_reached": rng.random(n) < 0.5, "no_go": rng.random(n) < 0.5, "stuck": rng.random(n) < 0.5}
+    return StepContext(
+        dt_s=0.05, speed_mps=rng.normal(5.0, 3.0, n), target_speed_mps=rng.uniform(0.0, 10.0, n),
+        lateral_error_m=rng.normal(0.0, 1.0, n), heading_error_rad=rng.normal(0.0, 0.3, n),
+        progress_m=rng.normal(0.3, 0.1, n), distance_m=rng.uniform(0.0, 0.5, n), fuel_step_kg=rng.uniform(0, 1e-4, n),
+        action=rng.uniform(-1.0, 1.0, (n, k)), previous_action=rng.uniform(-1.0, 1.0, (n, k)),
+        rolled_over=rng.random(n) < 0.1, diverged=rng.random(n) < 0.1, off_course=rng.random(n) < 0.1,
+        terminated=rng.random(n) < 0.1, flags=flags)
+
+
+def _same(a: dict, b: dict) -> bool:
+    return list(a) == list(b) and all(a[key].tobytes() == b[key].tobytes() for key in a)
+
+
+def _variants(term: str) -> list[dict]:
+    if term.endswith("_error"):
+        return [{"shape": shape, "scale": 0.7} for shape in SHAPES]
+    if term == "energy":
+        return [{}, {"per_km": True}]
+    if term == "alive":
+        return [{"value": 0.3}]
+    return [{}]
+
+
+@pytest.mark.parametrize("term", TERMS)
+@pytest.mark.parametrize("n", [1, 257])
+def test_reward_kernel_equals_each_terms_call(term, n):
+    rng = np.random.default_rng(len(term) * 1000 + n)
+    for params in _variants(term):
+        rewards = RewardSet({term: {"weight": 0.7, **params}, "rollover": 2.0} if term != "rollover" else {term: 0.7})
+        assert rewards._kernel is not None
+        for _ in range(20):
+            ctx = _context(rng, n)
+            total, parts = rewards.compute(ctx)
+            want_total, want_parts = rewards._compute_terms(ctx, n)
+            assert total.tobytes() == want_total.tobytes(), (term, params)
+            assert _same(parts, want_parts), (term, params)
+
+
+def test_reward_kernel_keeps_term_order_and_sums_like_numpy():
+    """Terms with an exponential are stored first in the kernel; the weighted terms still come back in the
+    config's order and their sum is numpy's, term after term, from 0 (a -0.0 first term gives +0.0)."""
+    config = {"rollover": 1.0, "lateral_error": {"weight": 1.0, "scale": 0.5}, "action_rate": 0.1,
+              "heading_error": {"weight": 0.3, "shape": "exponential"}, "energy": {"weight": 0.5, "per_km": True},
+              "speed_error": 0.3, "time": 1.0, "progress": 0.2}
+    rewards = RewardSet(config)
+    rng = np.random.default_rng(3)
+    for n in (1, 5, 300):
+        for k in (1, 2, 7, 9):  # 8 and more components take the term-by-term path (numpy's pairwise sum)
+            ctx = _context(rng, n, k)
+            total, parts = rewards.compute(ctx)
+            want_total, want_parts = rewards._compute_terms(ctx, n)
+            assert list(parts) == list(config)
+            assert total.tobytes() == want_total.tobytes() and _same(parts, want_parts)
+    zero = RewardSet({"rollover": 1.0})
+    ctx = _context(rng, 1)
+    ctx.rolled_over[:] = ctx.diverged[:] = False
+    total, parts = zero.compute(ctx)
+    assert np.signbit(parts["rollover"][0]) and not np.signbit(total[0])
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+def test_reward_kernel_names_a_term_that_is_not_finite():
+    rewards = RewardSet({"speed_error": {"weight": 1.0, "shape": "squared", "scale": 1e-300}, "time": 1.0})
+    ctx = _context(np.random.default_rng(0), 3)
+    with pytest.raises(ValueError, match="reward term 'speed_error'"):
+        rewards.compute(ctx)
+
+
+def test_plug_in_terms_take_the_term_by_term_path():
+    @register_reward("test_kernel_half_speed")
+    class HalfSpeed(RewardTerm):
+        def __call__(self, ctx):
+            return 0.5 * ctx.speed_mps
+
+    rewards = RewardSet({"test_kernel_half_speed": 2.0, "time": 1.0})
+    assert rewards._kernel is None
+    ctx = _context(np.random.default_rng(1), 4)
+    total, parts = rewards.compute(ctx)
+    np.testing.assert_array_equal(parts["test_kernel_half_speed"], 2.0 * (0.5 * ctx.speed_mps))
+    np.testing.assert_array_equal(total, 0.0 + parts["test_kernel_half_speed"] + parts["time"])
+
+
+def _numpy_observation(builder, frame, row):
+    """Vehicle ``row``'s observation by the items' own definitions: each item's values (report rows copied,
+    the others by their ``value``) side by side, clipped to the space's bound vectors (numpy's clip with
+    array bounds), NaN as 0, float32."""
+    from acres_gym.dbw.reports import REPORT_ROW
+
+    n = frame.speed_mps.shape[0]
+    values, lows, highs = [], [], []
+    for name in builder.names:
+        item, space = ITEMS[name], builder.space[name]
+        if item.source == "report":
+            values.append(np.stack([frame.report_table[REPORT_ROW[f]] for f in item.report_fields], axis=1))
+        else:
+            values.append(np.reshape(item.value(frame), (n, -1)))
+        lows.append(space.low.astype(np.float64).ravel())
+        highs.append(space.high.astype(np.float64).ravel())
+    buf = np.clip(np.concatenate(values, axis=1), np.concatenate(lows), np.concatenate(highs))
+    buf[np.isnan(buf)] = 0.0
+    one = buf.astype(np.float32)[row]
+    return {name: one[sl].reshape(shape) for name, (sl, shape) in builder.slices.items()}
+
+
+@pytest.mark.parametrize("env_id", ["acres_gym/RangerPathFollowing-v2", "acres_gym/RangerOffroadNavigation-v0"])
+def test_observation_assembly_equals_the_items_definitions(env_id):
+    env = gymnasium.make(env_id).unwrapped
+    env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    batch = env._batch
+    for step in range(40):
+        env.step(env.action_space.sample())
+        frame = copy.copy(batch.frame)
+        if step % 4 == 0:  # edge values: absent report fields, values beyond the bounds, -0.0
+            frame.report_table = frame.report_table.copy()
+            rows = rng.integers(0, frame.report_table.shape[0], 12)
+            frame.report_table[rows[:4]] = np.nan
+            frame.report_table[rows[4:8]] = 1e9 * rng.choice([-1.0, 1.0], 4)[:, None]
+            frame.report_table[rows[8:]] = -0.0
+        got, want = batch.observer.build(frame, 0), _numpy_observation(batch.observer, frame, 0)
+        assert _same(got, want), step
+    env.close()
+
+
+def _reference_messages(mode, cmd, batch, rows):
+    """A Box mode's messages written field by field with ``send`` (the ds_dbw message and field names)."""
+    d = mode.decode(batch)
+    o = mode.options
+    send(cmd, "Enable", rows, data=True)
+    steer_mode, steer_key = mode.steer_command
+    send(cmd, "SteeringCmd", rows, cmd_type=steer_mode, cmd=d[steer_key][rows], cmd_rate=o["steer_rate_deg_s"],
+         cmd_accel=o["steer_accel_deg_s2"], enable=True)
+    if mode.ulc_command is None:
+        send(cmd, "ThrottleCmd", rows, cmd_type=PEDAL_PERCENT, cmd=d["throttle_pct"][rows],
+             rate_inc=o["throttle_rate_inc_pct_s"], rate_dec=o["throttle_rate_dec_pct_s"], enable=True)
+        send(cmd, "BrakeCmd", rows, cmd_type=PEDAL_PERCENT, cmd=d["brake_pct"][rows],
+             rate_inc=o["brake_rate_inc_pct_s"], rate_dec=o["brake_rate_dec_pct_s"], enable=True)
+        cmd["ulc_mode"][rows], cmd["ulc_enable"][rows] = ULC_NONE, False
+        clear_sent(cmd, rows, subsystems=("ulc",), events=False)
+    else:
+        ulc_mode, key = mode.ulc_command
+        send(cmd, "UlcCmd", rows, cmd_type=ulc_mode, cmd=d[key][rows], limit_accel=o["ulc_limit_accel_mps2"],
+             limit_decel=o["ulc_limit_decel_mps2"], limit_jerk_throttle=o["ulc_limit_jerk_throttle_mps3"],
+             limit_jerk_brake=o["ulc_limit_jerk_brake_mps3"], coast_decel=o["ulc_coast_decel"], enable=True)
+        for name in ("throttle", "brake"):
+            cmd[f"{name}_mode"][rows], cmd[f"{name}_enable"][rows] = PEDAL_NONE, False
+        clear_sent(cmd, rows, subsystems=("throttle", "brake"), events=False)
+
+
+@pytest.mark.parametrize("name", [m for m in ACTION_MODES if m != "dbw_command"])
+def test_box_modes_write_the_messages_of_their_spec(name):
+    params = load_vehicle(DEFAULT_VEHICLE)
+    options = {"steer_rate_deg_s": 300.0, "steer_accel_deg_s2": "inf"}
+    options.update({"throttle_rate_inc_pct_s": 40.0, "brake_rate_dec_pct_s": 80.0} if "ulc" not in name else
+                   {"ulc_limit_accel_mps2": 1.5, "ulc_limit_jerk_brake_mps3": 4.0, "ulc_coast_decel": True})
+    mode = make_action_mode(name, params, options)
+    rng = np.random.default_rng(7)
+    n = 9
+    for rows in (np.ones(n, dtype=bool), rng.random(n) < 0.5):
+        batch = mode.to_batch(rng.uniform(-1.2, 1.2, (n, mode.flat_dim)), n)
+        start = make_commands(n).view(np.ndarray)
+        start["throttle_mode"], start["ulc_mode"], start["brake_fresh"] = PEDAL_PERCENT, 1, True  # held messages
+        got, want = start.copy(), start.copy()
+        mode.write(got, batch, rows)
+        _reference_messages(mode, want, batch, rows)
+        assert got.tobytes() == want.tobytes(), [f for f in got.dtype.names if not np.array_equal(got[f], want[f])]
+
+
+def test_sim_plain_views_follow_their_records_through_copies():
+    sim = RangerSim(2, terrain=rough(seed=3, roughness_m=0.05, size_m=60.0))
+    sim.step(24)
+    for other in (copy.deepcopy(sim), pickle.loads(pickle.dumps(sim))):
+        for name in ("params", "state", "work", "commands", "_surfaces"):
+            assert np.shares_memory(getattr(other, name), getattr(other, f"{name}_plain")), name
+        twin = copy.deepcopy(sim)
+        other.step(24)
+        twin.step(24)
+        assert other.state.tobytes() == twin.state.tobytes()
+    sim.state = sim.state.copy()  # assigning a record refreshes its view
+    assert np.shares_memory(sim.state, sim.state_plain)
+
+
+def test_ground_view_samples_the_stack_as_its_terrain_does():
+    sim = RangerSim(1, terrain=[rough(seed=s, roughness_m=0.1, size_m=40.0) for s in (5, 6)])
+    rng = np.random.default_rng(2)
+    x, y = rng.uniform(-25.0, 25.0, 50), rng.uniform(-25.0, 25.0, 50)
+    for k in range(2):
+        terrain, ground = sim.terrain.terrain(k), sim.terrain.ground(k)
+        assert np.shares_memory(ground.height_m, sim.terrain.height_m)
+        np.testing.assert_array_equal(ground.height_at(x, y), terrain.height_at(x, y))
+        np.testing.assert_array_equal(ground.normal_at(x, y), terrain.normal_at(x, y))
+        assert ground.height_at(1.5, -2.0) == terrain.height_at(1.5, -2.0)
