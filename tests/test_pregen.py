@@ -155,3 +155,33 @@ def test_the_worker_is_a_daemon_thread_that_ends_with_close_or_collection():
     gc.collect()
     second.join(5.0)
     assert not second.is_alive()
+
+
+def test_a_draw_runs_with_the_short_switch_interval_and_puts_the_default_back():
+    """While the worker draws, the interpreter switches threads every SWITCH_INTERVAL_S (so a stepping loop
+    cannot starve the draw); afterwards the interval is the caller's again."""
+    import time
+
+    from acres_gym.envs.pregen import SWITCH_INTERVAL_S, Pregenerator, _FastSwitching
+
+    def idle() -> bool:  # no draw of any worker (other tests' environments included) running
+        for _ in range(2000):
+            if _FastSwitching.running == 0:
+                return True
+            time.sleep(0.005)
+        return False
+
+    assert idle()
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.004)
+    try:
+        seen = []
+        pregen = Pregenerator(lambda slot, seed: seen.append(sys.getswitchinterval()) or (slot, seed))
+        pregen.submit(0, 11)
+        assert pregen.take(0, 11) == (0, 11)
+        pregen.close()
+        assert seen == [SWITCH_INTERVAL_S]
+        assert idle()
+        assert sys.getswitchinterval() == 0.004
+    finally:
+        sys.setswitchinterval(old)

@@ -199,3 +199,27 @@ def test_replay_columns_name_existing_report_and_state_fields():
             assert key in REPORT_ROW, column
         elif source == "state":
             assert key in STATE_DTYPE.names, column
+
+
+def test_message_validators_cover_every_number_field_of_their_message():
+    """``dbw/enables.py`` checks each message's numbers by name; every float field the command spec gives
+    SteeringCmd, ThrottleCmd, BrakeCmd and UlcCmd must be one of them (a NaN there makes the message
+    invalid), so a field added to the spec without its check fails here."""
+    from acres_gym.dbw.enables import (
+        brake_message_valid,
+        steer_message_valid,
+        throttle_message_valid,
+        ulc_message_valid,
+    )
+
+    validators = {"SteeringCmd": steer_message_valid, "ThrottleCmd": throttle_message_valid,
+                  "BrakeCmd": brake_message_valid, "UlcCmd": ulc_message_valid}
+    base = make_commands(1).view(np.ndarray)
+    for message, valid in validators.items():
+        assert valid(base[0]), message
+        fields = [f.name for f in COMMAND_SPEC if f.message == message and np.dtype(f.dtype).kind == "f"]
+        assert fields, message
+        for name in fields:
+            cmd = base.copy()
+            cmd[name] = np.nan
+            assert not valid(cmd[0]), f"{message}: a NaN {name} passes {valid.__name__}"
