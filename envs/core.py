@@ -208,26 +208,17 @@ class RangerBatch:
         self.observation_space = self.observer.space
         self.action_space = self.action_mode.space
         self.extent = self.randomizer.extent
-        x0, x1, y0, y1 = self.extent
-        self._inside = np.array([x0 + TERRAIN_MARGIN_M, x1 - TERRAIN_MARGIN_M, y0 + TERRAIN_MARGIN_M,
-                                 y1 - TERRAIN_MARGIN_M])  # where the rear-axle midpoint stays on the terrain
 
         n, k = self.n, self.action_mode.flat_dim
         self.steps = np.zeros(n, dtype=np.int64)
         self.previous_action = np.zeros((n, k))
         self.gear_pending = np.zeros(n, dtype=bool)
-        self._all_rows = np.ones(n, dtype=bool)  # read-only masks of every and no vehicle
-        self._no_rows = np.zeros(n, dtype=bool)
-        self._all_rows.flags.writeable = self._no_rows.flags.writeable = False
         self.s_prev = np.zeros(n)
         self.episode_seed = np.zeros(n, dtype=np.int64)
         self.summaries: list[dict[str, Any]] = [{} for _ in range(n)]
         # the running figures and end flags: rows of one array each (the kernels take it whole), named by views
-        self._stats = np.zeros((len(STATS), n))
-        self.stats = dict(zip(STATS, self._stats, strict=True))
         flag_names = STATUS_FLAGS + tuple(self.task.flag_names)
-        self._flags = np.zeros((len(flag_names), n), dtype=bool)
-        self.flags = dict(zip(flag_names, self._flags, strict=True))
+        self._stack_rows({key: np.zeros(n) for key in STATS}, {key: np.zeros(n, dtype=bool) for key in flag_names})
         self.ground_cause = np.zeros(n, dtype=np.int64)
         self.crawl_counts = np.zeros((n, 4), dtype=np.int64)  # steps crawled per ground cause (navigation)
         self.last_reward = np.zeros(n)
@@ -235,6 +226,33 @@ class RangerBatch:
         self.frame: Frame | None = None
         self.spawn_xy: list[tuple[float, float] | None] = [None] * n  # of each vehicle's last episode
         self.pregen = Pregenerator(self.prepare)
+
+    def _stack_rows(self, stats: Mapping[str, np.ndarray], flags: Mapping[str, np.ndarray]) -> None:
+        """The running figures and end flags as rows of one array each (the jitted passes take them whole),
+        named by ``stats`` and ``flags`` (views of the rows), and the constant arrays the passes take."""
+        self._stats = np.stack([np.asarray(stats[key], dtype=np.float64) for key in STATS])
+        self.stats = dict(zip(STATS, self._stats, strict=True))
+        self._flags = np.stack([np.asarray(value, dtype=bool) for value in flags.values()])
+        self.flags = dict(zip(flags, self._flags, strict=True))
+        self._all_rows = np.ones(self.n, dtype=bool)  # read-only masks of every and no vehicle
+        self._no_rows = np.zeros(self.n, dtype=bool)
+        self._all_rows.flags.writeable = self._no_rows.flags.writeable = False
+        x0, x1, y0, y1 = self.extent
+        self._inside = np.array([x0 + TERRAIN_MARGIN_M, x1 - TERRAIN_MARGIN_M, y0 + TERRAIN_MARGIN_M,
+                                 y1 - TERRAIN_MARGIN_M])  # where the rear-axle midpoint stays on the terrain
+
+    def __getstate__(self) -> dict:
+        # the name -> row views are rebuilt on unpickling (pickled, they would part from their arrays)
+        return {key: value for key, value in self.__dict__.items() if key not in ("stats", "flags")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "_flags" in state:  # the views of the rows
+            self.stats = dict(zip(STATS, self._stats, strict=True))
+            self.flags = dict(zip(STATUS_FLAGS + tuple(self.task.flag_names), self._flags, strict=True))
+        else:  # pickled by a version without the stacked rows (a training checkpoint): stack them, and take
+            self._stack_rows(state["stats"], state["flags"])  # the frame again for its kinematics array
+            self.refresh()
 
     def _check_path_size(self) -> None:
         """The episode's path may hold no more points than the terrain grid (it is drawn at every reset and

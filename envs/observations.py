@@ -362,6 +362,15 @@ class ObservationBuilder:
         gathered = [(self._slices[n][0], ITEMS[n].report_fields) for n in names if ITEMS[n].source == "report"]
         self._gather_columns = np.array([c for sl, fields in gathered for c in range(sl.start, sl.stop)], np.int64)
         self._gather_rows = np.array([REPORT_ROW[f] for _, fields in gathered for f in fields], np.int64)
+        self._prepare_assembly()
+        self._low = np.concatenate(lows)
+        self._high = np.concatenate(highs)
+        self.space = spaces.Dict(entries)
+
+    def _prepare_assembly(self) -> None:
+        """What ``_assemble`` takes besides the frame: the derived items' kinds and columns, the frame items'
+        columns, the other computed items, and the row entries of the single env's dict."""
+        names = self.names
         derived = [n for n in names if ITEMS[n].source == "report_derived" and DERIVED[n][0] in _KERNEL_DERIVED]
         self._derived_kinds = np.array([_KERNEL_DERIVED[DERIVED[n][0]] for n in derived], np.int64)
         self._derived_columns = np.array([self._slices[n][0].start for n in derived], np.int64)
@@ -375,9 +384,11 @@ class ObservationBuilder:
         self._row_entries = [(name, sl, shape if len(shape) != 1 else None)
                              for name, (sl, shape) in self._slices.items()]
         self._scratch: np.ndarray | None = None
-        self._low = np.concatenate(lows)
-        self._high = np.concatenate(highs)
-        self.space = spaces.Dict(entries)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "_columns" not in state:  # pickled by a version without the assembly kernel (a training checkpoint)
+            self._prepare_assembly()
 
     @property
     def slices(self) -> dict[str, tuple[slice, tuple[int, ...]]]:

@@ -413,6 +413,10 @@ class RewardSet:
             term = cls(**kwargs)
             self.terms.append((name, weight, term))
             self.resolved[name] = {**allowed, **params, "weight": weight}
+        self._prepare_kernel()
+
+    def _prepare_kernel(self) -> None:
+        """The arrays ``_compute_builtin`` takes, when every term is built in (``_kernel`` None otherwise)."""
         kernel = all(type(term) in _KERNEL_CODES for _, _, term in self.terms)
         codes = [_KERNEL_CODES[type(term)](term) for _, _, term in self.terms] if kernel else []
         # the kernel's rows: the terms with an exponential first (one numpy exp over them), then the others
@@ -425,6 +429,11 @@ class RewardSet:
                         np.array([w for _, w, _ in self.terms])) if kernel else None
         self._no_flag: np.ndarray = np.zeros(0, dtype=bool)
         self._names = tuple(self.names)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "_kernel" not in state:  # pickled by a version without the kernel (a training checkpoint)
+            self._prepare_kernel()
 
     def _not_finite(self, name: str, value: np.ndarray, weighted: np.ndarray) -> None:
         v = int(np.flatnonzero(~np.isfinite(weighted))[0])

@@ -224,3 +224,45 @@ def test_ground_view_samples_the_stack_as_its_terrain_does():
         np.testing.assert_array_equal(ground.height_at(x, y), terrain.height_at(x, y))
         np.testing.assert_array_equal(ground.normal_at(x, y), terrain.normal_at(x, y))
         assert ground.height_at(1.5, -2.0) == terrain.height_at(1.5, -2.0)
+
+
+def _older_copy(env):
+    """A copy of ``env`` restored from the state a version without the jitted passes pickled (independent
+    stats and flag arrays, no kernel arrays in the rewards and the observation builder, a frame without its
+    kinematics array), through the classes' ``__setstate__``."""
+    copy_ = copy.deepcopy(env)
+    state = dict(copy_._batch.__dict__)
+    for key in ("_stats", "_flags", "_all_rows", "_no_rows", "_inside"):
+        state.pop(key)
+    state["stats"] = {key: value.copy() for key, value in state["stats"].items()}
+    state["flags"] = {key: value.copy() for key, value in state["flags"].items()}
+    state["frame"] = copy.copy(state["frame"])
+    del state["frame"].kinematics  # the dataclass's default (None) shows through, as for an older frame
+    for name, keys in (("rewards", ("_kernel", "_rows", "_n_exp", "_row_list", "_no_flag", "_names")),
+                       ("observer", ("_derived_kinds", "_derived_columns", "_columns", "_row_entries", "_scratch"))):
+        obj = copy.copy(state[name])
+        obj.__dict__ = {key: value for key, value in obj.__dict__.items() if key not in keys}
+        state[name] = pickle.loads(pickle.dumps(obj))
+    older = type(copy_._batch).__new__(type(copy_._batch))
+    older.__setstate__(state)
+    copy_._batch = older
+    return copy_
+
+
+@pytest.mark.parametrize("env_id", ["acres_gym/RangerSpeedTracking-v2", "acres_gym/RangerOffroadNavigation-v0"])
+def test_environments_pickled_without_the_jitted_passes_continue_the_episode(env_id):
+    """A training checkpoint written before the step's jitted passes existed holds the environment in its
+    older form; unpickled now, it continues the episode exactly as the environment it was taken from."""
+    env = gymnasium.make(env_id).unwrapped
+    env.reset(seed=8)
+    env.action_space.seed(1)
+    actions = [env.action_space.sample() for _ in range(40)]
+    for a in actions[:10]:
+        env.step(a)
+    older = _older_copy(env)
+    assert older._batch.frame.kinematics is not None and older._batch.rewards._kernel is not None
+    for a in actions[10:]:
+        want, got = env.step(a), older.step(a)
+        assert _same(want[0], got[0]) and want[1:4] == got[1:4] and want[4] == got[4]
+    env.close()
+    older.close()
