@@ -3,7 +3,7 @@
 One object holds a ``RangerSim`` of N vehicles and, vectorised over them, the action mode, the task, the
 reward terms, the observation builder and the randomisation. A control step is one ``RangerSim.step``
 call for all N vehicles (``120 / control_hz`` physics ticks); everything else runs once per control step
-over the N axis in a few jitted passes: the body motion (``body_kinematics``), the task's path search and
+over the N axis in a few jitted passes: the body motion (``kinematics_array``), the task's path search and
 measures, the reports (``report_table``), the end conditions and step measures (``_status``), the built-in
 reward terms (``acres_gym.envs.rewards``), the episode's sums (``_accumulate``) and the observation
 (``acres_gym.envs.observations``); the actions are decoded in numpy and written by one pass
@@ -96,13 +96,13 @@ def _fill_kinematics(state, params, out):
         out[6, i] = pos[1] - (r10 * cf + r11 * cl + r12 * ch)
 
 
-def body_kinematics(state, params) -> dict[str, np.ndarray]:
-    """Roll, pitch, yaw (ZYX), forward speed of the CG, body yaw rate and the rear-axle midpoint's
-    world (x, y) of N vehicles (rad, m/s, rad/s, m): ``{name: (N,) array}`` for the names of
-    ``KINEMATICS``, computed in one jitted pass (``_fill_kinematics``)."""
+def kinematics_array(state, params) -> np.ndarray:
+    """Roll, pitch, yaw (ZYX), forward speed of the CG, body yaw rate and the rear-axle midpoint's world
+    (x, y) of N vehicles (rad, m/s, rad/s, m) as the rows of one (7, N) array, in ``KINEMATICS`` order,
+    computed in one jitted pass (``_fill_kinematics``)."""
     out = np.empty((len(KINEMATICS), state.shape[0]))
     _fill_kinematics(plain(state), plain(params), out)
-    return dict(zip(KINEMATICS, out, strict=True))  # views of ``out`` (the frame keeps it as ``kinematics``)
+    return out
 
 
 MEASURES = ("speed", "lateral", "heading", "progress", "distance", "fuel_step")
@@ -330,10 +330,11 @@ class RangerBatch:
         self.last_reward[rows] = 0.0
         for arr in self.last_terms.values():
             arr[rows] = 0.0
-        kin = body_kinematics(self.sim.state, self.sim.params)
+        kin_array = kinematics_array(self.sim.state, self.sim.params)
+        kin = dict(zip(KINEMATICS, kin_array, strict=True))
         self.task.locate(kin["axle_x"], kin["axle_y"], rows, restart=True)
         self.rewards.reset(rows)
-        self.frame = self._frame(kin)
+        self.frame = self._frame(kin_array)
         self.s_prev[rows] = self.frame.task.s_m[rows]
 
     def prepare(self, slot: int, seed: int) -> PreparedEpisode | None:
@@ -385,14 +386,15 @@ class RangerBatch:
             self.steps += 1
         else:
             self.steps[rows] += 1
-        kin = body_kinematics(state, self.sim.params_plain)
+        kin_array = kinematics_array(state, self.sim.params_plain)
+        kin = dict(zip(KINEMATICS, kin_array, strict=True))
         if hasattr(self.task, "locate_measure"):  # the path tasks: one jitted call
-            task_frame = self.task.locate_measure(kin["speed"].base, self.steps, rows)
+            task_frame = self.task.locate_measure(kin_array, self.steps, rows)
         else:
             self.task.locate(kin["axle_x"], kin["axle_y"], rows)
             task_frame = None
         previous = self.previous_action.copy()
-        self.frame = frame = self._frame(kin, previous_action=flat if active is None
+        self.frame = frame = self._frame(kin_array, previous_action=flat if active is None
                                          else np.where(rows[:, None], flat, previous), task_frame=task_frame)
         t = frame.task
         diverged = state["diverged"]
@@ -451,16 +453,17 @@ class RangerBatch:
             self.ground_cause[i] = end if end in (1, 2) or not counts[1:].any() else int(np.argmax(counts[1:]) + 1)
 
     # --- frames, observations, infos -----------------------------------------------------------------
-    def _frame(self, kin: dict[str, np.ndarray], previous_action: np.ndarray | None = None,
+    def _frame(self, kin_array: np.ndarray, previous_action: np.ndarray | None = None,
                task_frame=None) -> Frame:
-        """The frame of the present state from its body kinematics (``task_frame``: the task's measures when
-        already taken)."""
+        """The frame of the present state from its body kinematics (``kinematics_array``; ``task_frame``: the
+        task's measures when already taken)."""
+        kin = dict(zip(KINEMATICS, kin_array, strict=True))
         state = self.sim.state_plain
         task = self.task.measure(kin["axle_x"], kin["axle_y"], kin["yaw"], self.steps) if task_frame is None \
             else task_frame
         return Frame(
             report_table=report_table(self.sim.params_plain, state), speed_mps=kin["speed"],
-            kinematics=kin["speed"].base,
+            kinematics=kin_array,
             roll_rad=kin["roll"], pitch_rad=kin["pitch"], yaw_rad=kin["yaw"], yaw_rate_rad_s=kin["yaw_rate"],
             axle_x_m=kin["axle_x"], axle_y_m=kin["axle_y"], task=task,
             previous_action=self.previous_action.copy() if previous_action is None else previous_action,
@@ -567,8 +570,7 @@ class RangerBatch:
 
     def refresh(self) -> None:
         """Recompute the frame from the present state (after a restore)."""
-        kin = body_kinematics(self.sim.state, self.sim.params)
-        self.frame = self._frame(kin)
+        self.frame = self._frame(kinematics_array(self.sim.state, self.sim.params))
 
 
 def _finite_float(x) -> float:
