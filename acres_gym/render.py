@@ -9,7 +9,8 @@ Static layer. ``set_terrain`` (once per episode, about 0.1-0.2 s for a 300 m ter
 whole terrain into one background image at the screen's scale (coarser for very large maps, then scaled
 per frame): each grid point gets the colour of its surface (``surface_colour``: a fixed colour for the
 shipped surfaces and soils, a colour derived from the name for any other entry of the terrain's surface
-table), darkened by wetness and lit by hill shading (light from the north-west, slopes exaggerated 4x);
+table), darkened by wetness and lit by hill shading (light from the north-west, slopes exaggerated 4x), no-go areas
+(``set_terrain(..., no_go=mask)``; the navigation task's) tinted ``NO_GO_COLOUR``;
 that image is scaled up smoothly and crossed by contour lines (an interval of 0.1-50 m chosen from the
 terrain's relief, every fifth line darker; a small jitted kernel). It also prepares the legend: the
 surfaces present in the terrain and the contour interval. A frame blits the visible part of that image
@@ -87,6 +88,9 @@ BODY_COLOUR = (200, 30, 30)
 AIR_COLOUR = (110, 110, 110)
 HUD_TEXT = (255, 255, 255)
 PANEL_COLOUR = (0, 0, 0, 150)
+NO_GO_COLOUR = (120, 40, 170)  # no-go areas (the navigation task's water and dense vegetation), blended over
+NO_GO_ALPHA = 0.65  # the ground under them
+NO_GO_LABEL = "no-go area"
 THROTTLE_COLOUR = (60, 200, 80)
 BRAKE_COLOUR = (230, 60, 50)
 STEER_COLOUR = (80, 160, 255)
@@ -195,14 +199,25 @@ def contour_interval(height_m: np.ndarray) -> float:
     return CONTOUR_STEPS_M[-1]
 
 
-def terrain_image(terrain, labels: Mapping[str, str] | None = None) -> np.ndarray:
+def terrain_image(terrain, labels: Mapping[str, str] | None = None, no_go: np.ndarray | None = None) -> np.ndarray:
     """An (ny, nx, 3) uint8 image of a terrain, one pixel per grid point (row 0 = the southern edge,
-    y = origin): surface colours, darkened by wetness, hill-shaded."""
+    y = origin): surface colours, darkened by wetness, hill-shaded; grid points where ``no_go`` (same shape,
+    nonzero = a no-go area) is set blended towards ``NO_GO_COLOUR``."""
     palette, _ = terrain_palette(terrain, labels)
     colour = palette[terrain.surface_id]
     colour *= (1.0 - 0.3 * terrain.wetness)[..., None]
     colour *= hill_shade(terrain.height_m, terrain.cell_m)[..., None]
+    if no_go is not None:
+        mask = _no_go_mask(terrain, no_go)
+        colour[mask] = (1.0 - NO_GO_ALPHA) * colour[mask] + NO_GO_ALPHA * np.asarray(NO_GO_COLOUR, dtype=float)
     return np.clip(colour, 0, 255).astype(np.uint8)
+
+
+def _no_go_mask(terrain, no_go) -> np.ndarray:
+    mask = np.asarray(no_go) != 0
+    if mask.shape != tuple(terrain.shape):
+        raise ValueError(f"no_go has shape {mask.shape}; it must match the terrain grid {tuple(terrain.shape)}")
+    return mask
 
 
 def _contour_axes(terrain, width: int, height: int):
@@ -348,9 +363,11 @@ class TopDownRenderer:
         self._scale_bar = self._make_scale_bar()
 
     # --- terrain -------------------------------------------------------------------------------------
-    def set_terrain(self, terrain, labels: Mapping[str, str] | None = None) -> None:
+    def set_terrain(self, terrain, labels: Mapping[str, str] | None = None, no_go: np.ndarray | None = None) -> None:
         """Prepare the static layer of a terrain (once per episode): the background image and the legend.
-        ``labels`` renames surface-table entries in the legend (and picks their colour by that name)."""
+        ``labels`` renames surface-table entries in the legend (and picks their colour by that name);
+        ``no_go`` (the terrain grid's shape, nonzero = a no-go area) tints those areas ``NO_GO_COLOUR`` and
+        adds them to the legend."""
         pg = self.pygame
         ny, nx = terrain.shape
         cell = float(terrain.cell_m)
@@ -358,7 +375,7 @@ class TopDownRenderer:
         bg_ppm = min(self.ppm, math.sqrt(self.max_background_pixels / area_m2))
         self.contour_interval_m = contour_interval(terrain.height_m)
         w, h = max(1, round(nx * cell * bg_ppm)), max(1, round(ny * cell * bg_ppm))
-        cells = terrain_image(terrain, labels)[::-1]  # one pixel per grid point, north up
+        cells = terrain_image(terrain, labels, no_go)[::-1]  # one pixel per grid point, north up
         small = pg.image.frombuffer(np.ascontiguousarray(cells).tobytes(), (nx, ny), "RGB")
         # in the canvas's pixel format, so the per-frame blit is a plain copy
         self.background = pg.Surface((w, h), 0, self.canvas)
@@ -369,10 +386,10 @@ class TopDownRenderer:
         self._bg_ppm = w / (nx * cell)
         self._bg_direct = abs(w - nx * cell * self.ppm) < 0.5 and abs(h - ny * cell * self.ppm) < 0.5
         self._bg_left_top = (terrain.origin_x_m - 0.5 * cell, terrain.origin_y_m + (ny - 0.5) * cell)
-        self.legend = self._make_legend(terrain, labels)
+        self.legend = self._make_legend(terrain, labels, no_go is not None and bool(_no_go_mask(terrain, no_go).any()))
         self.trail.clear()
 
-    def _make_legend(self, terrain, labels) -> object:
+    def _make_legend(self, terrain, labels, no_go: bool = False) -> object:
         pg = self.pygame
         palette, shown = terrain_palette(terrain, labels)
         present = np.flatnonzero(np.bincount(terrain.surface_id.ravel(), minlength=len(shown)))
@@ -380,6 +397,8 @@ class TopDownRenderer:
         for k in present:
             entries.setdefault(shown[k], tuple(int(v) for v in palette[k]))
         lines = [(name, colour) for name, colour in entries.items()]
+        if no_go:
+            lines.append((NO_GO_LABEL, NO_GO_COLOUR))
         self.legend_entries = lines
         texts = [self.small_font.render(name.replace("_", " "), True, HUD_TEXT) for name, _ in lines]
         texts.append(self.small_font.render(f"contours {self.contour_interval_m:g} m", True, HUD_TEXT))

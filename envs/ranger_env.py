@@ -155,7 +155,8 @@ class RenderHelper:
             names = b.sim.terrain.surfaces.names
             soil = b.summaries[i].get("soil")
             labels = {n: soil for n in names if soil and n.startswith("episode_soil_")}
-            view.set_terrain(b.sim.terrain.terrain(i), labels=labels)
+            no_go = getattr(b.task, "no_go", None)  # the navigation task's no-go areas, on the terrain grid
+            view.set_terrain(b.sim.terrain.terrain(i), labels=labels, no_go=None if no_go is None else no_go[i])
             self._terrain_keys[i] = int(b.episode_seed[i])
         s = b.sim.state[i]
         p = b.sim.params[i]

@@ -266,3 +266,36 @@ def test_human_mode_with_an_unreachable_display_says_what_to_do():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert "ERROR render_mode='human' needs a window, but pygame cannot open a window" in out
     assert "rgb_array" in out and "xvfb-run" in out
+
+
+def test_no_go_areas_are_tinted_and_named_in_the_legend():
+    from acres_gym.render import NO_GO_COLOUR, NO_GO_LABEL, TopDownRenderer, terrain_image
+
+    ground = flat("grass", size_m=40.0, cell_m=1.0)
+    ny, nx = ground.shape
+    yy, xx = np.mgrid[0:ny, 0:nx]
+    disc = ((xx - nx // 2) ** 2 + (yy - ny // 2) ** 2 <= 36).astype(np.uint8)  # a 6 m disc in the middle
+    plain_image, tinted = terrain_image(ground), terrain_image(ground, no_go=disc)
+    inside, outside = disc.astype(bool), ~disc.astype(bool)
+    np.testing.assert_array_equal(tinted[outside], plain_image[outside])
+    towards = np.abs(tinted[inside].astype(int) - NO_GO_COLOUR).sum(axis=1)
+    assert (towards < np.abs(plain_image[inside].astype(int) - NO_GO_COLOUR).sum(axis=1)).all()
+    r = TopDownRenderer("rgb_array", width=160, height=120)
+    r.set_terrain(ground, no_go=disc)
+    assert (NO_GO_LABEL, NO_GO_COLOUR) in r.legend_entries
+    r.set_terrain(ground, no_go=np.zeros_like(disc))  # none on this terrain: not in the legend
+    assert NO_GO_LABEL not in [name for name, _ in r.legend_entries]
+    with pytest.raises(ValueError, match="no_go has shape"):
+        r.set_terrain(ground, no_go=disc[:-1])
+
+
+def test_the_navigation_view_shows_its_no_go_areas():
+    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v0", render_mode="rgb_array").unwrapped
+    env.reset(seed=3)
+    env.render()
+    task = env._batch.task
+    legend = [name for name, _ in env._render.renderer.legend_entries]
+    from acres_gym.render import NO_GO_LABEL
+
+    assert task.no_go[0].any() and NO_GO_LABEL in legend  # this episode has no-go areas
+    env.close()
