@@ -4,7 +4,7 @@ A task config is a dict with these top-level keys (every one optional except ``t
 
 ==================== ====================================================================================
 ``task``             the task name: ``speed_tracking``, ``path_following`` or ``offroad_navigation``
-                     (``acres_gym.envs.task_logic.TASKS``)
+                     (``acres_gym.envs.tasks.path_speed.TASKS``)
 ``task_options``     the task's own options (reference speed profile, path, termination limits)
 ``vehicle``          a vehicle name under ``configs/vehicles`` (default ``polaris_ranger_crew_xp1000``)
 ``vehicle_overrides`` dotted parameter keys applied to the vehicle (``{"mass.occupants": 2}``)

@@ -36,7 +36,7 @@ from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
 from acres_gym.envs.pregen import Pregenerator
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
-from acres_gym.envs.task_logic import horizon_for_path_m, make_task
+from acres_gym.envs.tasks.path_speed import horizon_for_path_m, make_task
 from acres_gym.records import plain
 from acres_gym.sim import RangerSim
 
@@ -429,28 +429,9 @@ class RangerBatch:
             self.previous_action[rows] = flat[rows]
             for key, value in terms.items():
                 self.last_terms[key][rows] = value[rows]
-        if "goal_reached" in task_flags:  # why an episode of the navigation task ended short of its goal
-            self._count_ground(rows, frame, state, frame.axle_x_m, frame.axle_y_m, speed, terminated | truncated,
-                               task_flags)
+        if hasattr(self.task, "after_step"):  # a task's own bookkeeping (navigation: why an episode fell short)
+            self.task.after_step(self, rows, frame, state, speed, terminated | truncated, task_flags)
         return reward, terminated, truncated
-
-    def _count_ground(self, rows, frame, state, ax, ay, speed, ended, task_flags) -> None:
-        """The navigation task's ground causes: counted on every step a vehicle crawls, then the cause of
-        an episode that ends short of the goal (``acres_gym.envs.offroad``, ``ground_cause``)."""
-        from acres_gym.envs.offroad import CRAWL_AFTER_S, CRAWL_MPS
-
-        def cause(i):
-            return self.task.ground_cause(int(i), float(ax[i]), float(ay[i]), float(frame.yaw_rad[i]),
-                                          float(frame.pitch_rad[i]), int(state["gear"][i]), int(state["drive_mode"][i]),
-                                          bool(state["rolled_over"][i]))
-
-        crawl = rows & (np.abs(speed) < CRAWL_MPS) & (self.steps * self.dt_s > CRAWL_AFTER_S)
-        for i in np.flatnonzero(crawl):
-            self.crawl_counts[i, cause(i)] += 1
-        short = rows & ended & ~task_flags["goal_reached"] & ~task_flags["no_go"]
-        for i in np.flatnonzero(short):
-            counts, end = self.crawl_counts[i], cause(i)
-            self.ground_cause[i] = end if end in (1, 2) or not counts[1:].any() else int(np.argmax(counts[1:]) + 1)
 
     # --- frames, observations, infos -----------------------------------------------------------------
     def _frame(self, kin_array: np.ndarray, previous_action: np.ndarray | None = None,

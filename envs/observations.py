@@ -34,7 +34,7 @@ name                        shape   meaning (source)
 ``goal``                    (2,)    navigation task: distance to the goal, m, and its bearing in the body frame,
                                     rad (positive left)
 ``local_map``               (C,H,W) navigation task: the egocentric map around the vehicle (channels, units
-                                    and layout: ``acres_gym.envs.offroad``)
+                                    and layout: ``acres_gym.envs.tasks.navigation``)
 =========================== ======= =========================================================================
 
 Report fields arrive at the CAN resolution of their messages (``acres_gym.dbw.reports.REPORT_RESOLUTION``:
@@ -90,7 +90,7 @@ class Frame:
     yaw_rate_rad_s: np.ndarray
     axle_x_m: np.ndarray
     axle_y_m: np.ndarray
-    task: Any  # acres_gym.envs.task_logic.TaskFrame
+    task: Any  # acres_gym.envs.tasks.path_speed.TaskFrame
     previous_action: np.ndarray
     brake_max_bar: np.ndarray
     kinematics: np.ndarray | None = None  # (7, N): the rows above, ``acres_gym.envs.core.KINEMATICS`` order

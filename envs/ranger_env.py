@@ -228,7 +228,7 @@ class BatchViews:
 
     @property
     def task(self):
-        """The task logic (``acres_gym.envs.task_logic``): the path and speed profile of the episode."""
+        """The task logic (``acres_gym.envs.tasks.path_speed``): the path and speed profile of the episode."""
         return self._batch.task
 
     @property

@@ -59,7 +59,7 @@ def test_the_wheel_claims_no_generic_top_level_names(installed):
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"acres_gym"}
-    for required in ("acres_gym/envs/tasks.py", "acres_gym/agents/baselines.py",
+    for required in ("acres_gym/envs/tasks/environments.py", "acres_gym/agents/baselines.py",
                      "acres_gym/configs/vehicles/polaris_ranger_crew_xp1000.json",
                      "acres_gym/configs/tasks/speed_tracking.yaml", "acres_gym/configs/soils.json",
                      "acres_gym/configs/surfaces.json", "acres_gym/configs/replay/example_commands.csv"):

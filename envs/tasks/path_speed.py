@@ -455,7 +455,7 @@ def make_task(name: str, n: int, dt_s: float, max_steps: int, options: Mapping |
               bounds: tuple[float, float, float, float] | None = None) -> PathSpeedTask:
     """The task logic called ``name`` for N vehicles (paths inside ``bounds`` when given)."""
     if name not in TASKS:
-        from acres_gym.envs.offroad import OffroadNavigationTask
+        from acres_gym.envs.tasks.navigation import OffroadNavigationTask
 
         TASKS.setdefault(OffroadNavigationTask.name, OffroadNavigationTask)
     if name not in TASKS:

@@ -6,9 +6,9 @@ them from the ids ``acres_gym/RangerSpeedTracking-v2`` and ``acres_gym/RangerPat
 ``import acres_gym``), and ``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``
 builds the native vector forms (``RangerVectorEnv``: N vehicles, one simulator call per step).
 
-This module holds only the environment classes (a default config and the Gymnasium docstring each); what a
-task asks of the vehicle and when its episode ends (reference path and speed, errors, termination) is
-``acres_gym.envs.task_logic`` (``make_task``), with the navigation task's goal in ``acres_gym.envs.offroad``.
+This module holds the environment classes (a default config and the Gymnasium docstring each); what a task
+asks of the vehicle and when its episode ends (reference path and speed, errors, termination) is its module
+beside this one: ``path_speed`` (``make_task``) and ``navigation`` (see ``acres_gym.envs.tasks``).
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ class RangerOffroadNavigation(RangerEnv):
 
     A ``Dict`` (``acres_gym.envs.observations``): the DBW report fields, body yaw rate, roll and pitch,
     ``goal`` (distance m, bearing rad in the body frame), ``local_map`` ``Box(-100, 100, (4, 16, 16),
-    float32)`` and the previous action. ``local_map`` channels (``acres_gym.envs.offroad``):
+    float32)`` and the previous action. ``local_map`` channels (``acres_gym.envs.tasks.navigation``):
 
     ============= ======= ==========================================================================
     channel       unit    meaning
@@ -252,7 +252,7 @@ class RangerOffroadNavigation(RangerEnv):
     (``info["no_go"]``), moves less than 1 m in 15 s (``info["stuck"]``), rolls over, diverges or leaves
     the terrain. Truncated after 150 s (1500 steps at 10 Hz), the registered ``max_episode_steps``.
     ``info["ground_cause"]`` says why an episode ended short of the goal outside no-go areas: 1 soil,
-    2 grade, 3 other (``acres_gym.envs.offroad``).
+    2 grade, 3 other (``acres_gym.envs.tasks.navigation``).
 
     ## Arguments
 

@@ -53,7 +53,7 @@ from numba import njit
 
 from acres_gym.constants import GEAR_LOW
 from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
-from acres_gym.envs.task_logic import TaskFrame
+from acres_gym.envs.tasks.path_speed import TaskFrame
 from acres_gym.terrain.offroad import DEFAULTS as TERRAIN_DEFAULTS
 from acres_gym.terrain.offroad import offroad_episode, resolve_config
 from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
@@ -283,6 +283,26 @@ class OffroadNavigationTask:
             flags={"goal_reached": reached, "no_go": no_go, "stuck": self.stuck.copy()},
             goal=np.stack([dist, bearing], axis=1), local_map=local,
         )
+
+    def after_step(self, batch, rows, frame, state, speed, ended, task_flags) -> None:
+        """The ground causes of ``batch`` (a ``RangerBatch`` running this task), after each control step:
+        counted into ``batch.crawl_counts`` on every step a vehicle in ``rows`` crawls, then, for an episode
+        that ends short of the goal (not at a no-go area), ``batch.ground_cause``: the cause where it ended if
+        that is soil or grade, else the cause it crawled on most (``ground_cause``)."""
+        ax, ay = frame.axle_x_m, frame.axle_y_m
+
+        def cause(i):
+            return self.ground_cause(int(i), float(ax[i]), float(ay[i]), float(frame.yaw_rad[i]),
+                                     float(frame.pitch_rad[i]), int(state["gear"][i]), int(state["drive_mode"][i]),
+                                     bool(state["rolled_over"][i]))
+
+        crawl = rows & (np.abs(speed) < CRAWL_MPS) & (batch.steps * batch.dt_s > CRAWL_AFTER_S)
+        for i in np.flatnonzero(crawl):
+            batch.crawl_counts[i, cause(i)] += 1
+        short = rows & ended & ~task_flags["goal_reached"] & ~task_flags["no_go"]
+        for i in np.flatnonzero(short):
+            counts, end = batch.crawl_counts[i], cause(i)
+            batch.ground_cause[i] = end if end in (1, 2) or not counts[1:].any() else int(np.argmax(counts[1:]) + 1)
 
     def ground_cause(self, i: int, x: float, y: float, yaw: float, pitch: float, gear: int, drive_mode: int,
                      rolled: bool = False) -> int:
