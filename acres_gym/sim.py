@@ -30,7 +30,7 @@ from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
 from acres_gym.dbw.step import reset_dbw_from_params
 from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
 from acres_gym.model.suspension import elastic_energy
-from acres_gym.model.threading_layer import PARALLEL_MIN_VEHICLES, use_parallel
+from acres_gym.model.threading_layer import use_parallel
 from acres_gym.model.tick import run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
@@ -268,7 +268,7 @@ class RangerSim:
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
         else:
             commands = plain(commands)
-        kernel = run_ticks if self.n >= PARALLEL_MIN_VEHICLES and use_parallel(self.n) else run_ticks_serial
+        kernel = run_ticks if use_parallel(self.n) else run_ticks_serial
         kernel(self.params_plain, self.state_plain, self.work_plain, commands, int(n_ticks), self.terrain_args)
 
     def run_seconds(self, seconds: float, commands=None) -> None:

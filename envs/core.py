@@ -48,6 +48,7 @@ STATS = ("return", "speed_sq", "lateral_sq", "fuel0_kg", "distance_m")  # the ep
 
 
 KINEMATICS = ("roll", "pitch", "yaw", "speed", "yaw_rate", "axle_x", "axle_y")
+AXLE_X, AXLE_Y = KINEMATICS.index("axle_x"), KINEMATICS.index("axle_y")  # rows of the kinematics array
 
 
 def episode_rngs(seed: int) -> dict[str, np.random.Generator]:
@@ -331,8 +332,7 @@ class RangerBatch:
         for arr in self.last_terms.values():
             arr[rows] = 0.0
         kin_array = kinematics_array(self.sim.state, self.sim.params)
-        kin = dict(zip(KINEMATICS, kin_array, strict=True))
-        self.task.locate(kin["axle_x"], kin["axle_y"], rows, restart=True)
+        self.task.locate(kin_array[AXLE_X], kin_array[AXLE_Y], rows, restart=True)
         self.rewards.reset(rows)
         self.frame = self._frame(kin_array)
         self.s_prev[rows] = self.frame.task.s_m[rows]
@@ -387,11 +387,10 @@ class RangerBatch:
         else:
             self.steps[rows] += 1
         kin_array = kinematics_array(state, self.sim.params_plain)
-        kin = dict(zip(KINEMATICS, kin_array, strict=True))
         if hasattr(self.task, "locate_measure"):  # the path tasks: one jitted call
             task_frame = self.task.locate_measure(kin_array, self.steps, rows)
         else:
-            self.task.locate(kin["axle_x"], kin["axle_y"], rows)
+            self.task.locate(kin_array[AXLE_X], kin_array[AXLE_Y], rows)
             task_frame = None
         previous = self.previous_action.copy()
         self.frame = frame = self._frame(kin_array, previous_action=flat if active is None
