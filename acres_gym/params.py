@@ -149,14 +149,17 @@ def _as_number(key: str, value: Any, range_text: str) -> float:
 
 
 def _check_value(param: Param, value: Any) -> float | int:
-    """Validated value of one schema parameter: within ``[lo, hi]``, integral for int/bool kinds."""
-    text = _range_text(param.lo, param.hi, param.unit, param.kind)
-    x = _as_number(param.key, value, text)
-    if param.kind in ("i", "b") and x != int(x):
-        raise ValueError(f"{param.key} = {_num(x)}: expected {text}")
-    if not (param.lo <= x <= param.hi):
-        raise ValueError(f"{param.key} = {_num(x)}: expected {text}")
-    return int(x) if param.kind in ("i", "b") else x
+    """Validated value of one schema parameter: within ``[lo, hi]``, integral for int/bool kinds (the message,
+    naming the allowed range, is built only for a value that fails)."""
+    if type(value) in (float, int):  # what a record's item() and JSON numbers give: no type dispatch
+        x = float(value)
+    else:
+        x = _as_number(param.key, value, _range_text(param.lo, param.hi, param.unit, param.kind))
+    integral = param.kind in ("i", "b")
+    if not (math.isfinite(x) and param.lo <= x <= param.hi) or (integral and x != int(x)):
+        raise ValueError(f"{param.key} = {_num(x)}: expected "
+                         f"{_range_text(param.lo, param.hi, param.unit, param.kind)}")
+    return int(x) if integral else x
 
 
 def _check_curve_value(key: str, index: int, value: Any) -> float:
@@ -264,6 +267,19 @@ def _set_one(params: np.record, key: str, value: Any) -> bool:
     return False
 
 
+def _fields_of(keys) -> list[str]:
+    """The record fields that setting the known ``keys`` writes (``_set_one``): a schema key's field; a
+    torque-curve key's arrays and point count."""
+    fields: dict[str, None] = {}
+    for key in keys:
+        param = SCHEMA_BY_KEY.get(key)
+        if param is not None:
+            fields[param.field] = None
+        else:
+            fields.update(dict.fromkeys([*_CURVE_FIELDS.values(), "torque_curve_count"]))
+    return list(fields)
+
+
 def set_parameters(params: np.record, mapping: Mapping[str, Any]) -> list[str]:
     """Set many parameters (``set_parameter`` per item, in the mapping's order).
 
@@ -289,7 +305,7 @@ def set_parameters(params: np.record, mapping: Mapping[str, Any]) -> list[str]:
             )
     staged = params.copy()  # all or nothing: a bad value leaves params unchanged
     unknown = [key for key, value in mapping.items() if not _set_one(staged, key, value)]
-    for name in PARAMS_DTYPE.names:
+    for name in _fields_of(key for key in mapping if key not in unknown):
         params[name] = staged[name]
     if unknown:
         listed = "; ".join(f"{k!r}{_suggest(k)}" for k in unknown)
@@ -478,6 +494,26 @@ _FIELD_INDEX = {name: k for k, name in enumerate(PARAMS_DTYPE.names)}
 STATIC_DEFLECTION_SHARE = 0.5
 
 
+class _FieldValues:
+    """A parameter record's fields read once (``item()``), as Python values by attribute or by name: what
+    the checks and derivations of ``finalize_parameters`` read (a record's field access costs about a
+    microsecond each, the whole record one call)."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, params: np.record) -> None:
+        self._values = dict(zip(PARAMS_DTYPE.names, params.item(), strict=True))
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+
 def _validate_primary(params: np.record) -> list[str]:
     values = params.item()  # every field as a Python value in one call (field access one by one is slow)
     errors: list[str] = []
@@ -489,7 +525,7 @@ def _validate_primary(params: np.record) -> list[str]:
     return errors
 
 
-def _validate_curve(params: np.record) -> list[str]:
+def _validate_curve(params: np.record | _FieldValues) -> list[str]:
     n = int(params.torque_curve_count)
     if not (2 <= n <= MAX_TORQUE_POINTS):
         return [f"{TORQUE_CURVE_RPM_KEY}: expected 2 to {MAX_TORQUE_POINTS} torque-curve points, the curve "
@@ -517,7 +553,7 @@ def _validate_curve(params: np.record) -> list[str]:
     return errors
 
 
-def _validate_cross(p: np.record) -> list[str]:
+def _validate_cross(p: np.record | _FieldValues) -> list[str]:
     e: list[str] = []
     if not p.idle_rpm < p.max_rpm:
         e.append(f"engine.idle_rpm = {_num(p.idle_rpm)}: expected a value below engine.max_rpm = "
@@ -559,7 +595,7 @@ def _validate_cross(p: np.record) -> list[str]:
     return e
 
 
-def _lumped_masses(p: np.record) -> list[tuple[float, float, float, float]]:
+def _lumped_masses(p: np.record | _FieldValues) -> list[tuple[float, float, float, float]]:
     """(mass, x, y, z) of the lumped masses: fluids, roof, bay, cargo, then each occupant by seat.
 
     Seats in order: 1 driver (front, +lateral: left-hand drive), 2 front passenger (front, -lateral),
@@ -619,8 +655,8 @@ def finalize_parameters(params: np.record) -> np.record:
     Returns:
         ``params`` (the same record), for chaining.
     """
-    p = params
-    errors = _validate_primary(p) + _validate_curve(p)
+    p = _FieldValues(params)  # reads; the derived fields are written to params
+    errors = _validate_primary(params) + _validate_curve(p)
     if not errors:
         errors = _validate_cross(p)
     if errors:
@@ -693,23 +729,23 @@ def finalize_parameters(params: np.record) -> np.record:
 
     # --- write the derived fields
     n = int(p.torque_curve_count)
-    p.mass_kg = mass
-    p.cg_forward_m = cx
-    p.cg_left_m = cy
-    p.cg_height_m = cz
-    p.ixx_kg_m2 = ixx
-    p.iyy_kg_m2 = iyy
-    p.izz_kg_m2 = izz
-    p.static_load_n[:] = loads
-    p.peak_torque_nm = float(np.max(p.torque_curve_nm[:n]))
-    p.hardpoint_x_m[:] = hx
-    p.hardpoint_y_m[:] = hy
-    p.hardpoint_z_m[:] = hz
-    p.wheel_rate_n_m[:] = kw
-    p.damper_n_s_m[:] = damper
-    p.tyre_width_m[:] = np.where(front, float(p.front_tyre_width_m), float(p.rear_tyre_width_m))
-    p.brake_nm_per_bar[:] = np.where(front, float(p.front_brake_nm_per_bar), float(p.rear_brake_nm_per_bar))
-    return p
+    params.mass_kg = mass
+    params.cg_forward_m = cx
+    params.cg_left_m = cy
+    params.cg_height_m = cz
+    params.ixx_kg_m2 = ixx
+    params.iyy_kg_m2 = iyy
+    params.izz_kg_m2 = izz
+    params.static_load_n[:] = loads
+    params.peak_torque_nm = float(np.max(p.torque_curve_nm[:n]))
+    params.hardpoint_x_m[:] = hx
+    params.hardpoint_y_m[:] = hy
+    params.hardpoint_z_m[:] = hz
+    params.wheel_rate_n_m[:] = kw
+    params.damper_n_s_m[:] = damper
+    params.tyre_width_m[:] = np.where(front, float(p.front_tyre_width_m), float(p.rear_tyre_width_m))
+    params.brake_nm_per_bar[:] = np.where(front, float(p.front_brake_nm_per_bar), float(p.rear_brake_nm_per_bar))
+    return params
 
 
 # ----------------------------------------------------------------------------------------------------

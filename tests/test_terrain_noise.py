@@ -91,3 +91,39 @@ def test_patch_labels_of_a_u_shape_join_both_arms():
     labels, count = generate._label_patches(ids)
     assert count == 2
     assert np.array_equal(labels, [[0, 1, 0], [0, 1, 0], [0, 0, 0]])
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "constant", "spread"])
+def test_order_statistics_equal_numpy_partition(kind):
+    """The histogram selection of the patch cut gives numpy.partition's order statistics, ties included."""
+    rng = np.random.default_rng(len(kind))
+    for _ in range(300):
+        n = int(rng.integers(1, 500))
+        values = {"normal": lambda: rng.normal(size=n),
+                  "ties": lambda: rng.integers(0, 4, size=n).astype(float),
+                  "constant": lambda: np.full(n, -2.5),
+                  "spread": lambda: rng.normal(size=n) * 10.0 ** rng.integers(-300, 308, size=n)}[kind]()
+        ranks = np.unique(rng.integers(0, n, size=int(rng.integers(0, 6)))).astype(np.int64)
+        got = generate._order_statistics(values, ranks)
+        expected = np.partition(values, ranks)[ranks] if ranks.size else np.empty(0)
+        assert np.array_equal(got, expected)
+
+
+def test_generated_terrains_pass_the_terrain_checks():
+    """The generators build their terrains without the constructor's checks (``Terrain._unchecked``): what
+    they build must be what the checked constructor accepts, unchanged."""
+    from acres_gym.terrain import Terrain, rough, with_grade, with_patches
+
+    terrain = rough(3, 0.07, size_m=60, cell_m=1.0, surface="grass", hill_wavelength_m=20, bump_wavelength_m=2,
+                    flat_radius_m=4, spawn_xy=(5.0, -3.0))
+    terrain = with_grade(terrain, 12.0, 0.7, through_xy=(5.0, -3.0))
+    for wetness_range in ((0.1, 0.6), None):
+        built = with_patches(terrain, 4, {"grass": 2, "gravel": 1, "mud": 1}, 8.0, wetness_range)
+        checked = Terrain(built.height_m, built.surface_id, built.wetness, built.origin_x_m, built.origin_y_m,
+                          built.cell_m, table=built.table)
+        for name in ("height_m", "surface_id", "wetness"):
+            array = getattr(built, name)
+            assert array.flags.c_contiguous and array.dtype == getattr(checked, name).dtype
+            assert np.array_equal(array, getattr(checked, name))
+        assert (built.origin_x_m, built.origin_y_m, built.cell_m) == (checked.origin_x_m, checked.origin_y_m,
+                                                                        checked.cell_m)

@@ -93,8 +93,8 @@ def _uniform(height: np.ndarray, ox: float, oy: float, cell: float, surface: str
     t = _table(table)
     sid = t.surface_id(surface)
     w = _wetness("wetness", wetness, float(t.records.default_wetness[sid]))
-    return Terrain(height, np.full(height.shape, sid, np.int32), np.full(height.shape, w),
-                   ox, oy, cell, table=table)
+    return Terrain._unchecked(np.ascontiguousarray(height, dtype=np.float64), np.full(height.shape, sid, np.int32),
+                              np.full(height.shape, w), ox, oy, cell, table)
 
 
 # --------------------------------------------------------------------------- simple shapes
@@ -318,7 +318,7 @@ def _flatten_spawn(noise: np.ndarray, x: np.ndarray, y: np.ndarray, sx: float, s
     window = noise[j0:j1, i0:i1]
     level = window[inside].mean()
     height = noise - level
-    height[j0:j1, i0:i1] = (window - level) * _smootherstep((r - radius) / blend)
+    height[j0:j1, i0:i1] *= _smootherstep((r - radius) / blend)
     return height
 
 
@@ -335,13 +335,14 @@ def _root(parent, r):
 
 
 @njit(cache=True, nogil=True)
-def _label_patches(ids):
-    """Connected regions (4-neighbour) of equal id: (labels (ny, nx), number of regions), numbered in the
-    order of their first grid point in row-major order.
+def _label_runs(ids):
+    """Connected regions (4-neighbour) of equal id, as runs: ``(first, start, stop, number, count)``.
 
-    Each row is cut into runs of equal id; a run joins (union-find) the runs of the row above that share
-    a column and its id. Numbering the roots in the order the runs are met gives every region the number a
-    flood fill started at each unlabelled point in row-major order gives it."""
+    Each row ``j`` is cut into runs of equal id, runs ``first[j]`` to ``first[j + 1] - 1``, the run ``r``
+    covering columns ``start[r]`` to ``stop[r] - 1``; a run joins (union-find) the runs of the row above that
+    share a column and its id. ``number[r]`` is its region's number, regions numbered in the order of their
+    first grid point in row-major order (the number a flood fill started at each unlabelled point in
+    row-major order gives it); ``count`` regions."""
     ny, nx = ids.shape
     start = np.empty(ny * nx, np.int64)
     stop = np.empty(ny * nx, np.int64)
@@ -370,16 +371,34 @@ def _label_patches(ids):
                 else:
                     b += 1
     first[ny] = n
-    number = np.full(n, -1, np.int64)
-    labels = np.empty((ny, nx), np.int64)
+    root_number = np.full(n, -1, np.int64)
+    number = np.empty(n, np.int64)
     count = 0
-    for j in range(ny):
+    for r in range(n):
+        root = _root(parent, r)
+        if root_number[root] < 0:
+            root_number[root] = count
+            count += 1
+        number[r] = root_number[root]
+    return first, start[:n], stop[:n], number, count
+
+
+@njit(cache=True, nogil=True)
+def _fill_runs(values, first, start, stop, number, out):
+    """``out[j, start[r]:stop[r]] = values[number[r]]`` for every run ``r`` of row ``j`` (``_label_runs``):
+    a value per region, written run by run."""
+    for j in range(out.shape[0]):
         for r in range(first[j], first[j + 1]):
-            root = _root(parent, r)
-            if number[root] < 0:
-                number[root] = count
-                count += 1
-            labels[j, start[r]:stop[r]] = number[root]
+            out[j, start[r]:stop[r]] = values[number[r]]
+
+
+@njit(cache=True, nogil=True)
+def _label_patches(ids):
+    """Connected regions (4-neighbour) of equal id: (labels (ny, nx), number of regions), numbered in the
+    order of their first grid point in row-major order (``_label_runs`` written out per grid point)."""
+    first, start, stop, number, count = _label_runs(ids)
+    labels = np.empty(ids.shape, np.int64)
+    _fill_runs(np.arange(count), first, start, stop, number, labels)
     return labels, count
 
 
@@ -412,18 +431,59 @@ def _cut_at_quantiles(noise: np.ndarray, ids: np.ndarray, weights: np.ndarray) -
     """Surface ids by rank of ``noise``: the lowest ``weights[0]`` share of the points gets ``ids[0]``, the
     next ``weights[1]`` share ``ids[1]``, and so on (int32, the shape of ``noise``).
 
-    The cut values are the order statistics at the share boundaries (``numpy.partition``, linear time);
+    The cut values are the order statistics at the share boundaries (``_order_statistics``, linear time);
     a point takes the first group whose cut value is not below it. For distinct noise values this is
     exactly the assignment by rank.
     """
-    flat = noise.ravel()
+    flat = np.ascontiguousarray(noise, dtype=np.float64).ravel()
     ends = np.rint(np.cumsum(weights[:-1]) * flat.size).astype(np.int64)  # points below each cut
     last = np.clip(ends - 1, 0, flat.size - 1)  # rank of the highest point of each group
-    cuts = np.partition(flat, np.unique(last))[last] if last.size else last.astype(float)
+    cuts = _order_statistics(flat, last)
     cuts = np.where(ends > 0, cuts, -np.inf)  # an empty first group takes no point
     out = np.empty(flat.size, np.int32)
-    _assign_groups(flat, np.ascontiguousarray(cuts, dtype=np.float64), np.asarray(ids, dtype=np.int32), out)
+    _assign_groups(flat, cuts, np.asarray(ids, dtype=np.int32), out)
     return out.reshape(noise.shape)
+
+
+ORDER_BINS = 4096
+"""Bins of the histogram by which ``_order_statistics`` narrows each rank down to one bin."""
+
+
+@njit(cache=True, nogil=True)
+def _order_statistics(values, ranks):
+    """The ``ranks[k]``-th smallest of the finite ``values`` (0 = the smallest) for each k: what
+    ``numpy.partition(values, ranks)[ranks]`` gives, in a few passes without the GIL.
+
+    A histogram of ``ORDER_BINS`` equal bins between the smallest and the largest value (the bin
+    ``floor((v - low) * scale)`` never decreases as v grows, so every value of a bin is at most every value
+    of the next) names the bin that holds each rank and the rank inside it; the values of that bin alone
+    are then sorted."""
+    out = np.empty(ranks.size)
+    if ranks.size == 0:
+        return out
+    low, high = values[0], values[0]
+    for v in values:
+        low = min(low, v)
+        high = max(high, v)
+    span = high - low
+    if not span < math.inf:  # values so far apart that their difference overflows: sort them all
+        return np.sort(values)[ranks]
+    scale = (ORDER_BINS - 1) / span if span > 0.0 else 0.0  # 0: all values equal, one bin
+    counts = np.zeros(ORDER_BINS + 1, np.int64)
+    for v in values:
+        counts[int((v - low) * scale) + 1] += 1
+    for b in range(ORDER_BINS):
+        counts[b + 1] += counts[b]  # counts[b]: values below bin b
+    for k in range(ranks.size):
+        b = np.searchsorted(counts, ranks[k], side="right") - 1  # the bin holding rank ranks[k]
+        members = np.empty(counts[b + 1] - counts[b])
+        m = 0
+        for v in values:
+            if int((v - low) * scale) == b:
+                members[m] = v
+                m += 1
+        out[k] = np.sort(members)[ranks[k] - counts[b]]
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -464,10 +524,11 @@ def with_patches(terrain: Terrain, rng, surfaces, scale_m: float = 20.0,
     if wetness_range is None:
         wet = np.asarray(table.records.default_wetness)[sid]
     else:
-        labels, count = _label_patches(sid)
-        wet = rng.uniform(lo, hi, size=count)[labels]
-    return Terrain(terrain.height_m.copy(), sid, wet, terrain.origin_x_m, terrain.origin_y_m,
-                   terrain.cell_m, table=terrain.table)
+        first, start, stop, number, count = _label_runs(sid)
+        wet = np.empty(sid.shape)
+        _fill_runs(rng.uniform(lo, hi, size=count), first, start, stop, number, wet)
+    return Terrain._unchecked(terrain.height_m.copy(), sid, np.ascontiguousarray(wet, dtype=np.float64),
+                              terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m, terrain.table)
 
 
 def _points_in_polygon(x: np.ndarray, y: np.ndarray, poly: np.ndarray) -> np.ndarray:
@@ -538,8 +599,8 @@ def with_grade(terrain: Terrain, percent: float, direction_rad: float = 0.0, thr
     x = terrain.origin_x_m + terrain.cell_m * np.arange(nx) - x0
     y = terrain.origin_y_m + terrain.cell_m * np.arange(ny) - y0
     plane = grade * (math.cos(direction) * x[None, :] + math.sin(direction) * y[:, None])
-    return Terrain(terrain.height_m + plane, terrain.surface_id.copy(), terrain.wetness.copy(), terrain.origin_x_m,
-                   terrain.origin_y_m, terrain.cell_m, table=terrain.table)
+    return Terrain._unchecked(terrain.height_m + plane, terrain.surface_id.copy(), terrain.wetness.copy(),
+                              terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m, terrain.table)
 
 
 # --------------------------------------------------------------------------- files

@@ -103,6 +103,19 @@ class Terrain:
         if self.cell_m <= 0.0:
             raise ValueError(f"cell_m must be > 0, got {self.cell_m}")
 
+    @classmethod
+    def _unchecked(cls, height_m: np.ndarray, surface_id: np.ndarray, wetness: np.ndarray, origin_x_m: float,
+                   origin_y_m: float, cell_m: float, table: SurfaceTable | None) -> Terrain:
+        """A terrain over arrays that satisfy every check of the constructor by construction (contiguous
+        float64 heights, finite; int32 ids of ``table``; float64 wetness in 0..1; one shape), taken as they
+        are: what the generators of :mod:`acres_gym.terrain.generate` build from checked arguments, where
+        the constructor's checks would cost more than the drawing of a 300 m grid's surface map."""
+        terrain = cls.__new__(cls)
+        terrain.height_m, terrain.surface_id, terrain.wetness = height_m, surface_id, wetness
+        terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m = float(origin_x_m), float(origin_y_m), float(cell_m)
+        terrain.table = table
+        return terrain
+
     def __repr__(self) -> str:
         ny, nx = self.shape
         x0, x1, y0, y1 = self.extent
