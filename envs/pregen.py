@@ -31,7 +31,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable
-from concurrent.futures import Future, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 MAX_PENDING = 64
@@ -67,6 +67,26 @@ class _FastSwitching:
                 if abs(sys.getswitchinterval() - min(cls.saved_s, SWITCH_INTERVAL_S)) < 1e-9:
                     sys.setswitchinterval(cls.saved_s)
                 cls.saved_s = None
+
+
+class _Beside:
+    """The process's one side thread (``beside``), started on first use and again in a child made by ``fork()``
+    (where the parent's thread does not exist)."""
+
+    lock = threading.Lock()
+    pid: int | None = None
+    pool: ThreadPoolExecutor | None = None
+
+
+def beside(fn: Callable[..., Any], *args: Any) -> Future:
+    """Run ``fn(*args)`` in the process's side thread and return its future: one part of a draw that does not
+    depend on the rest (the surface patches beside the heights, ``acres_gym.envs.randomization``), so a draw
+    the caller waits for takes both cores of an idle machine. The parts' kernels run without the GIL, and each
+    part draws from its own generator, so the draw is the same whichever part finishes first."""
+    with _Beside.lock:
+        if _Beside.pid != os.getpid():
+            _Beside.pid, _Beside.pool = os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="acres-gym-beside")
+        return _Beside.pool.submit(fn, *args)
 
 
 def _work(jobs: queue.SimpleQueue) -> None:

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from acres_gym.envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
+from acres_gym.envs.pregen import beside
 from acres_gym.model.soil_random import DEFAULT_SCALE, check_draws, draw_soil, load_soils
 from acres_gym.params import finalize_parameters, load_vehicle, set_parameters
 from acres_gym.terrain import (
@@ -63,10 +64,11 @@ from acres_gym.terrain import (
     TerrainStack,
     default_surfaces,
     flat,
+    grid_axes,
     make_surface_table,
+    patch_maps,
     rough,
     with_grade,
-    with_patches,
     with_wetness,
 )
 from acres_gym.terrain.grid import MAX_GRID_POINTS
@@ -291,29 +293,19 @@ class Randomizer:
         ``patches``, ``soil`` and ``vehicle``."""
         cfg = self.config
         t = cfg["terrain"]
-        summary: dict[str, Any] = {}
-        surface = self._surface_name(t["surface"], slot)
-        if t["kind"] == "rough":
-            roughness = draw_in_range(rngs["terrain"], t["roughness_m"])
-            seed = int(rngs["terrain"].integers(0, 2**31 - 1))
-            terrain = rough(seed, roughness, size_m=t["size_m"], cell_m=t["cell_m"], surface=surface,
-                            hill_wavelength_m=t["hill_wavelength_m"], bump_wavelength_m=t["bump_wavelength_m"],
-                            flat_radius_m=t["flat_radius_m"], spawn_xy=spawn_xy, table=self.table)
-        else:
-            roughness = 0.0
-            terrain = flat(surface, size_m=t["size_m"], cell_m=t["cell_m"], table=self.table)
-        summary["roughness_m"] = roughness
-        grade = draw_in_range(rngs["terrain"], t["grade_pct"])
-        direction_deg = draw_in_range(rngs["terrain"], t["grade_direction_deg"])
-        if grade != 0.0:
-            terrain = with_grade(terrain, grade, math.radians(direction_deg), through_xy=spawn_xy)
-        summary["grade_pct"] = grade
-        summary["grade_direction_deg"] = direction_deg
         wet = cfg["wetness"]
-        if cfg["patches"]:
+        patches = None
+        if cfg["patches"]:  # drawn beside the heights: the patches' own generator, no heights needed
             weights = {self._surface_name(k, slot): w for k, w in cfg["patches"]["surfaces"].items()}
-            terrain = with_patches(terrain, rngs["patches"], weights, scale_m=cfg["patches"]["scale_m"],
-                                   wetness_range=None if wet is None else tuple(wet))
+            patches = beside(patch_maps, *grid_axes(t["size_m"], t["cell_m"]), t["cell_m"], self.table,
+                             rngs["patches"], weights, cfg["patches"]["scale_m"], None if wet is None else tuple(wet))
+        try:
+            terrain, summary = self._ground(slot, rngs["terrain"], spawn_xy)
+        finally:
+            maps = patches.result() if patches is not None else None
+        if maps is not None:
+            terrain = Terrain._unchecked(terrain.height_m, *maps, terrain.origin_x_m, terrain.origin_y_m,
+                                         terrain.cell_m, terrain.table)
             summary["wetness"] = float(np.mean(terrain.wetness))
         elif wet is not None:
             w = draw_in_range(rngs["patches"], wet)
@@ -325,8 +317,37 @@ class Randomizer:
         if self.uses_soil:
             soil = draw_soil(rngs["soil"], cfg["soil"]["names"], self._soil_scale(), soils=self._soils)
             summary["soil"] = soil["name"]
+        params = self._vehicle(rngs["vehicle"], summary)
+        summary["mass_kg"] = float(params.mass_kg[0])
+        return Draw(terrain=terrain, params=params, soil=soil, summary=summary)
+
+    def _ground(self, slot: int, rng: np.random.Generator, spawn_xy: tuple[float, float]) -> tuple[Terrain, dict]:
+        """The episode's heights (flat or rough, then the grade) on the base surface, and their summary."""
+        t = self.config["terrain"]
+        summary: dict[str, Any] = {}
+        surface = self._surface_name(t["surface"], slot)
+        if t["kind"] == "rough":
+            roughness = draw_in_range(rng, t["roughness_m"])
+            seed = int(rng.integers(0, 2**31 - 1))
+            terrain = rough(seed, roughness, size_m=t["size_m"], cell_m=t["cell_m"], surface=surface,
+                            hill_wavelength_m=t["hill_wavelength_m"], bump_wavelength_m=t["bump_wavelength_m"],
+                            flat_radius_m=t["flat_radius_m"], spawn_xy=spawn_xy, table=self.table)
+        else:
+            roughness = 0.0
+            terrain = flat(surface, size_m=t["size_m"], cell_m=t["cell_m"], table=self.table)
+        summary["roughness_m"] = roughness
+        grade = draw_in_range(rng, t["grade_pct"])
+        direction_deg = draw_in_range(rng, t["grade_direction_deg"])
+        if grade != 0.0:
+            terrain = with_grade(terrain, grade, math.radians(direction_deg), through_xy=spawn_xy)
+        summary["grade_pct"] = grade
+        summary["grade_direction_deg"] = direction_deg
+        return terrain, summary
+
+    def _vehicle(self, rng: np.random.Generator, summary: dict[str, Any]) -> np.ndarray:
+        """The episode's parameter record: payload and biases drawn (and added to ``summary``)."""
+        cfg = self.config
         overrides = {}
-        rng = rngs["vehicle"]
         for (section, key), pkey in PARAMETER_KEYS.items():
             value = cfg[section][key]
             if value is None:
@@ -336,9 +357,7 @@ class Randomizer:
             else:
                 overrides[pkey] = draw_in_range(rng, value)
             summary[key] = overrides[pkey]
-        params = _params_for(self._base_bytes, tuple(sorted(overrides.items())))
-        summary["mass_kg"] = float(params.mass_kg[0])
-        return Draw(terrain=terrain, params=params, soil=soil, summary=summary)
+        return _params_for(self._base_bytes, tuple(sorted(overrides.items())))
 
     def apply(self, sim, slot: int, draw: Draw) -> None:
         """Write a draw into vehicle ``slot`` of ``sim`` (before ``sim.reset`` of that vehicle)."""

@@ -1,6 +1,6 @@
 """Numba's threading layer for the parallel kernels, and which kernel a call uses.
 
-The parallel kernels (``model.tick.run_ticks``, ``terrain.generate``'s noise) run on Numba's threading layer.
+The parallel kernel (``model.tick.run_ticks``) runs on Numba's threading layer.
 With GNU OpenMP, the layer Numba picks by default where it is present, a process that has run a parallel
 kernel cannot ``fork()`` safely (``gymnasium``'s ``AsyncVectorEnv`` and ``multiprocessing`` with the fork start
 method then fail), and on a loaded machine its spinning threads make short calls many times slower than one

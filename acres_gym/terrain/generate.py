@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from acres_gym.model import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
+from acres_gym.model import allocator, threading_layer  # noqa: F401  (freed terrain memory kept; the fork-safe layer)
 from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
 from acres_gym.terrain.surfaces import SurfaceTable, default_surfaces
 
@@ -95,6 +95,13 @@ def _uniform(height: np.ndarray, ox: float, oy: float, cell: float, surface: str
     w = _wetness("wetness", wetness, float(t.records.default_wetness[sid]))
     return Terrain._unchecked(np.ascontiguousarray(height, dtype=np.float64), np.full(height.shape, sid, np.int32),
                               np.full(height.shape, w), ox, oy, cell, table)
+
+
+def grid_axes(size_m, cell_m: float = 1.0, center=(0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+    """World x of the grid columns and y of the grid rows (m) of every constructor's grid of ``size_m`` at
+    ``cell_m`` centred on ``center``: ``Terrain.x_m`` and ``Terrain.y_m`` of the terrain they build."""
+    nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
+    return ox + cell * np.arange(nx), oy + cell * np.arange(ny)
 
 
 # --------------------------------------------------------------------------- simple shapes
@@ -509,26 +516,36 @@ def with_patches(terrain: Terrain, rng, surfaces, scale_m: float = 20.0,
     ``numpy.random.Generator`` or an integer seed; ``scale_m`` spans at least ``MIN_FEATURE_CELLS`` (2)
     grid cells. Heights are unchanged.
     """
+    sid, wet = patch_maps(terrain.x_m, terrain.y_m, terrain.cell_m, terrain.surfaces, rng, surfaces, scale_m,
+                          wetness_range)
+    return Terrain._unchecked(terrain.height_m.copy(), sid, wet, terrain.origin_x_m, terrain.origin_y_m,
+                              terrain.cell_m, terrain.table)
+
+
+def patch_maps(x_m: np.ndarray, y_m: np.ndarray, cell_m: float, table: SurfaceTable, rng, surfaces,
+               scale_m: float = 20.0, wetness_range: tuple[float, float] | None = (0.0, 1.0)
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The surface-id (int32) and wetness (float64) maps of :func:`with_patches` on the grid with columns
+    ``x_m`` and rows ``y_m`` (m), ``table`` the surface table the ids index: the patches without a terrain,
+    drawn from ``rng`` alone (the heights play no part), so they can be drawn beside the heights."""
     rng = _generator(rng)
-    scale = _feature("scale_m", scale_m, terrain.cell_m)
-    table = terrain.surfaces
+    scale = _feature("scale_m", scale_m, cell_m)
     ids, weights = _weights(surfaces, table)
     if wetness_range is not None:
         if len(wetness_range) != 2:
             raise ValueError(f"wetness_range must be (low, high), got {wetness_range!r}")
         lo = _number("wetness_range[0]", wetness_range[0], 0.0, 1.0)
         hi = _number("wetness_range[1]", wetness_range[1], lo, 1.0)
-    noise = _fractal_noise(rng, terrain.x_m, terrain.y_m, [2.0 * scale, scale, 0.5 * scale],
-                           [1.0, 0.5, 0.25], terrain.cell_m)
+    noise = _fractal_noise(rng, np.asarray(x_m, dtype=np.float64), np.asarray(y_m, dtype=np.float64),
+                           [2.0 * scale, scale, 0.5 * scale], [1.0, 0.5, 0.25], cell_m)
     sid = _cut_at_quantiles(noise, ids, weights)
     if wetness_range is None:
-        wet = np.asarray(table.records.default_wetness)[sid]
+        wet = np.ascontiguousarray(np.asarray(table.records.default_wetness, dtype=np.float64)[sid])
     else:
         first, start, stop, number, count = _label_runs(sid)
         wet = np.empty(sid.shape)
         _fill_runs(rng.uniform(lo, hi, size=count), first, start, stop, number, wet)
-    return Terrain._unchecked(terrain.height_m.copy(), sid, np.ascontiguousarray(wet, dtype=np.float64),
-                              terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m, terrain.table)
+    return sid, wet
 
 
 def _points_in_polygon(x: np.ndarray, y: np.ndarray, poly: np.ndarray) -> np.ndarray:
