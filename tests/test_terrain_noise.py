@@ -99,10 +99,14 @@ def test_order_statistics_equal_numpy_partition(kind):
     rng = np.random.default_rng(len(kind))
     for _ in range(300):
         n = int(rng.integers(1, 500))
-        values = {"normal": lambda: rng.normal(size=n),
-                  "ties": lambda: rng.integers(0, 4, size=n).astype(float),
-                  "constant": lambda: np.full(n, -2.5),
-                  "spread": lambda: rng.normal(size=n) * 10.0 ** rng.integers(-300, 308, size=n)}[kind]()
+        if kind == "normal":
+            values = rng.normal(size=n)
+        elif kind == "ties":
+            values = rng.integers(0, 4, size=n).astype(float)
+        elif kind == "constant":
+            values = np.full(n, -2.5)
+        else:  # magnitudes up to 1e307: a span beyond the largest float
+            values = rng.normal(size=n) * 10.0 ** rng.integers(-300, 308, size=n)
         ranks = np.unique(rng.integers(0, n, size=int(rng.integers(0, 6)))).astype(np.int64)
         got = generate._order_statistics(values, ranks)
         expected = np.partition(values, ranks)[ranks] if ranks.size else np.empty(0)
