@@ -167,11 +167,6 @@ def _column_terms(u):
     return lattice, frac, frac_m1, fade
 
 
-RUN_MIN_POINTS = 8
-"""Grid points per lattice cell along a row from which ``_perlin_on_grid`` loops over runs of points
-sharing their lattice cell (a loop the compiler vectorises) instead of looking the corners up per point."""
-
-
 @njit(cache=True, nogil=True)
 def _perlin_on_grid(gx, gy, u, v, amplitude, out):
     """Adds ``amplitude`` times the gradient noise at every grid point (u[i], v[j]) (lattice units) to
@@ -179,62 +174,51 @@ def _perlin_on_grid(gx, gy, u, v, amplitude, out):
     ``gx (u - col) + gy (v - row)`` blended with the quintic fade ``6t^5 - 15t^4 + 10t^3``.
 
     One thread, no GIL (a background thread can run it while Python steps an environment). What depends
-    on the column only (lattice column, fraction, fade) is computed once per column and the corners'
-    ``gy (v - row)`` products once per grid row and lattice column. With ``RUN_MIN_POINTS`` or more grid
-    points per lattice cell, the points between two lattice lines of a row, which share their four
-    corners, run in one loop with the corners held fixed. Every point adds the same rounded products in
-    the same order as a direct evaluation: the values are bit for bit those of the per-point formula."""
+    on the column only (lattice column, fraction, fade) is computed once per column; the corners' ``gx (u -
+    col)`` products and their ``gy`` once per lattice row (the grid rows between two lattice lines share
+    them), laid out per grid column, so every grid row is one loop over contiguous arrays that the compiler
+    vectorises. Every point adds the same rounded products in the same order as a direct evaluation: the
+    values are bit for bit those of the per-point formula."""
     lattice, frac, frac_m1, fade = _column_terms(u)
-    n_cols = gx.shape[1]
-    low_y = np.empty(n_cols)
-    high_y = np.empty(n_cols)
-    by_runs = u.size >= RUN_MIN_POINTS * n_cols
+    nx = u.size
+    x00, x10, x01, x11 = np.empty(nx), np.empty(nx), np.empty(nx), np.empty(nx)  # gx (u - col) per corner
+    y00, y10, y01, y11 = np.empty(nx), np.empty(nx), np.empty(nx), np.empty(nx)  # gy per corner
+    lattice_row = -1
     for j in range(v.size):
         jv = int(math.floor(v[j]))
         fv = v[j] - jv
         fv_m1 = fv - 1.0
         sv = fv * fv * fv * (fv * (fv * 6.0 - 15.0) + 10.0)
-        for c in range(n_cols):
-            low_y[c] = gy[jv, c] * fv
-            high_y[c] = gy[jv + 1, c] * fv_m1
-        g_low, g_high, row = gx[jv], gx[jv + 1], out[j]
-        if not by_runs:
-            for i in range(u.size):
-                c = lattice[i]
-                fu, fu_m1, su = frac[i], frac_m1[i], fade[i]
-                n00 = g_low[c] * fu + low_y[c]
-                n10 = g_low[c + 1] * fu_m1 + low_y[c + 1]
-                n01 = g_high[c] * fu + high_y[c]
-                n11 = g_high[c + 1] * fu_m1 + high_y[c + 1]
-                a = n00 + su * (n10 - n00)
-                b = n01 + su * (n11 - n01)
-                row[i] += amplitude * (a + sv * (b - a))
-            continue
-        start = 0
-        while start < u.size:
-            c = lattice[start]
-            stop = start + 1
-            while stop < u.size and lattice[stop] == c:
-                stop += 1
-            _perlin_run(g_low[c], g_low[c + 1], g_high[c], g_high[c + 1], low_y[c], low_y[c + 1], high_y[c],
-                        high_y[c + 1], sv, amplitude, frac[start:stop], frac_m1[start:stop], fade[start:stop],
-                        row[start:stop])
-            start = stop
+        if jv != lattice_row:
+            lattice_row = jv
+            _corner_terms(gx[jv], gx[jv + 1], gy[jv], gy[jv + 1], lattice, frac, frac_m1, x00, x10, x01, x11,
+                          y00, y10, y01, y11)
+        row = out[j]
+        for i in range(nx):
+            n00 = x00[i] + y00[i] * fv
+            n10 = x10[i] + y10[i] * fv
+            n01 = x01[i] + y01[i] * fv_m1
+            n11 = x11[i] + y11[i] * fv_m1
+            a = n00 + fade[i] * (n10 - n00)
+            b = n01 + fade[i] * (n11 - n01)
+            row[i] += amplitude * (a + sv * (b - a))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _perlin_run(gx00, gx10, gx01, gx11, y00, y10, y01, y11, sv, amplitude, frac, frac_m1, fade, out):
-    """One run of grid points inside one lattice cell: the corner gradients' x parts ``gx..`` and the
-    rounded products ``y.. = gy.. (v - row)`` are fixed (see ``_perlin_on_grid``)."""
-    for i in range(out.size):
-        fu, fu_m1, su = frac[i], frac_m1[i], fade[i]
-        n00 = gx00 * fu + y00
-        n10 = gx10 * fu_m1 + y10
-        n01 = gx01 * fu + y01
-        n11 = gx11 * fu_m1 + y11
-        a = n00 + su * (n10 - n00)
-        b = n01 + su * (n11 - n01)
-        out[i] += amplitude * (a + sv * (b - a))
+def _corner_terms(gx_low, gx_high, gy_low, gy_high, lattice, frac, frac_m1, x00, x10, x01, x11, y00, y10, y01,
+                  y11):
+    """Per grid column of one lattice row: the four corners' ``gx (u - col)`` products and ``gy`` values (the
+    low and high lattice lines' gradients, ``_perlin_on_grid``)."""
+    for i in range(lattice.size):
+        c = lattice[i]
+        x00[i] = gx_low[c] * frac[i]
+        x10[i] = gx_low[c + 1] * frac_m1[i]
+        x01[i] = gx_high[c] * frac[i]
+        x11[i] = gx_high[c + 1] * frac_m1[i]
+        y00[i] = gy_low[c]
+        y10[i] = gy_low[c + 1]
+        y01[i] = gy_high[c]
+        y11[i] = gy_high[c + 1]
 
 
 def _add_gradient_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelength: float,

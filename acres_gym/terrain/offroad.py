@@ -212,8 +212,8 @@ def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
             hill(cx, cy, float(rng.uniform(0.35, 0.6)) / 0.61 * r / 1.5, r / 1.5)
         else:  # a hill steeper than any soil lets the vehicle climb: 0.61 h / s of about 1
             hill(cx, cy, 1.7 * r / 1.5 * float(rng.uniform(0.9, 1.3)), r / 1.5)
-    terrain = Terrain(height, sid, terrain.wetness, terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m,
-                      table=table)
+    terrain = Terrain._unchecked(height, sid, terrain.wetness, terrain.origin_x_m, terrain.origin_y_m,
+                                 terrain.cell_m, table)  # finite hills on a generated terrain, ids of table
     summary = {"goal_distance_m": dist, "line_obstacles": ",".join(kinds), "no_go_share": float(no_go.mean())}
     return OffroadEpisode(terrain, no_go, (sx, sy), yaw, (gx, gy), 0, summary)
 
@@ -270,7 +270,7 @@ def route_grid(terrain: Terrain, no_go: np.ndarray, grade_limits: np.ndarray, ce
     return RouteGrid(origin, k * terrain.cell_m, height, lim_h, lim_l, blocked)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _search(height, lim_h, lim_l, blocked, cell, sj, si, tj, ti, margin, max_side, speed_h, speed_l,
             dist, pred, need_l):
     """Dijkstra over the 8-neighbour grid (module docstring); fills ``dist`` (s), ``pred`` (flat index)
