@@ -249,9 +249,9 @@ def route_grid(terrain: Terrain, no_go: np.ndarray, grade_limits: np.ndarray, ce
     h = terrain.height_m
     ny, nx = h.shape
     gy, gx = ny // k, nx // k
-    lim = grade_limits[terrain.surface_id, wetness_bin(terrain.wetness)]  # (ny, nx, 2, 3)
-    lim_h = lim[..., RANGE_H, AWD][:gy * k, :gx * k].reshape(gy, k, gx, k).min(axis=(1, 3))
-    lim_l = lim[..., RANGE_L, AWD][:gy * k, :gx * k].reshape(gy, k, gx, k).min(axis=(1, 3))
+    sid, wet = terrain.surface_id[:gy * k, :gx * k], wetness_bin(terrain.wetness[:gy * k, :gx * k])
+    lim_h = grade_limits[:, :, RANGE_H, AWD][sid, wet].reshape(gy, k, gx, k).min(axis=(1, 3))
+    lim_l = grade_limits[:, :, RANGE_L, AWD][sid, wet].reshape(gy, k, gx, k).min(axis=(1, 3))
     height = h[:gy * k, :gx * k].reshape(gy, k, gx, k).mean(axis=(1, 3))
     blocked = no_go[:gy * k, :gx * k].reshape(gy, k, gx, k).any(axis=(1, 3))
     grow = int(math.ceil(clearance_m / (k * terrain.cell_m)))
