@@ -192,12 +192,31 @@ def test_box_modes_write_the_messages_of_their_spec(name):
     n = 9
     for rows in (np.ones(n, dtype=bool), rng.random(n) < 0.5):
         batch = mode.to_batch(rng.uniform(-1.2, 1.2, (n, mode.flat_dim)), n)
+        batch[:4] = np.array([-0.0, 0.0, 1.0, -1.0])[:, None]  # signed zeros and the ends of the range
         start = make_commands(n).view(np.ndarray)
         start["throttle_mode"], start["ulc_mode"], start["brake_fresh"] = PEDAL_PERCENT, 1, True  # held messages
         got, want = start.copy(), start.copy()
         mode.write(got, batch, rows)
         _reference_messages(mode, want, batch, rows)
         assert got.tobytes() == want.tobytes(), [f for f in got.dtype.names if not np.array_equal(got[f], want[f])]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_actions_are_checked_and_clipped_as_numpy_does(dtype):
+    mode = make_action_mode("steer_angle+pedals", load_vehicle(DEFAULT_VEHICLE))
+    rng = np.random.default_rng(3)
+    for n in (1, 7):
+        actions = rng.uniform(-1.5, 1.5, (n, 3)).astype(dtype)
+        actions[0] = [-0.0, 1.0, -1.0]
+        want = actions.astype(np.float64).clip(-1.0, 1.0)
+        assert mode.to_batch(actions, n).tobytes() == want.tobytes()
+        if n == 1:
+            assert mode.to_batch(actions[0], 1).tobytes() == want.tobytes()
+        actions[-1, 1] = np.nan
+        with pytest.raises(ValueError, match="'throttle' is nan"):
+            mode.to_batch(actions, n)
+    with pytest.raises(ValueError, match="shape"):
+        mode.to_batch(np.zeros(6, dtype=dtype), 2)
 
 
 def test_sim_plain_views_follow_their_records_through_copies():
