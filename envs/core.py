@@ -170,6 +170,33 @@ def _accumulate(rows, total, measures, target, s_m, reward, s_prev, stats, last_
         last_reward[i] = r
 
 
+INFO_ROWS = ("time_s", "speed_mps", "target_speed_mps", "lateral_error_m", "heading_error_rad", "distance_m",
+             "fuel_used_g", "episode_return", "speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km")
+"""The float entries of ``RangerBatch.infos``, rows of the array ``_fill_infos`` writes."""
+
+
+@njit(cache=True)
+def _fill_infos(steps, dt, speed, target_speed, lateral, heading, stats, fuel_kg, out):
+    """The ``INFO_ROWS`` of N vehicles into ``out`` by the arithmetic of ``RangerBatch.info_row``: the time,
+    the finite speed, target, lateral and heading errors (non-finite as 0), the episode's distance, fuel (g),
+    return, speed and lateral RMSE over max(steps, 1) and fuel per km (0 below 1 m driven)."""
+    for i in range(steps.shape[0]):
+        divisor = max(steps[i], 1)
+        fuel_g = 1e3 * (fuel_kg[i] - stats[3, i])
+        km = stats[4, i] / 1e3
+        out[0, i] = steps[i] * dt
+        out[1, i] = _finite(speed[i])
+        out[2, i] = target_speed[i, 0]
+        out[3, i] = _finite(lateral[i])
+        out[4, i] = _finite(heading[i])
+        out[5, i] = stats[4, i]
+        out[6, i] = _finite(fuel_g)
+        out[7, i] = stats[0, i]
+        out[8, i] = np.sqrt(stats[1, i] / divisor)
+        out[9, i] = np.sqrt(stats[2, i] / divisor)
+        out[10, i] = fuel_g / km if km > 1e-3 else 0.0
+
+
 @njit(cache=True)
 def _finite(x):
     return x if np.isfinite(x) else 0.0
@@ -492,27 +519,15 @@ class RangerBatch:
         """Per-vehicle information after the last reset or step, arrays over N (see ``RangerEnv``)."""
         f = self.frame
         t = f.task
-        st = self.stats
-        steps = np.maximum(self.steps, 1)
-        fuel_g = 1e3 * (self.sim.state_plain["fuel_used_kg"] - st["fuel0_kg"])
-        km = st["distance_m"] / 1e3
-        info = {
-            "time_s": self.steps * self.dt_s,
-            "speed_mps": np.where(np.isfinite(f.speed_mps), f.speed_mps, 0.0),
-            "target_speed_mps": t.target_speed[:, 0].copy(),
-            "lateral_error_m": np.where(np.isfinite(t.lateral_error_m), t.lateral_error_m, 0.0),
-            "heading_error_rad": np.where(np.isfinite(t.heading_error_rad), t.heading_error_rad, 0.0),
-            "distance_m": st["distance_m"].copy(),
-            "fuel_used_g": np.where(np.isfinite(fuel_g), fuel_g, 0.0),
-            "episode_return": st["return"].copy(),
-            "episode_steps": self.steps.copy(),
-            "speed_rmse_mps": np.sqrt(st["speed_sq"] / steps),
-            "lateral_rmse_m": np.sqrt(st["lateral_sq"] / steps),
-            "fuel_g_per_km": np.where(km > 1e-3, fuel_g / np.maximum(km, 1e-3), 0.0),
-            "reward_terms": {k: v.copy() for k, v in self.last_terms.items()},
-        }
-        for key, value in self.flags.items():
-            info[key] = value.copy()
+        rows = np.empty((len(INFO_ROWS), self.n))
+        _fill_infos(self.steps, self.dt_s, f.speed_mps, t.target_speed, t.lateral_error_m, t.heading_error_rad,
+                    self._stats, self.sim.state_plain["fuel_used_kg"], rows)
+        info: dict[str, Any] = dict(zip(INFO_ROWS, rows, strict=True))
+        info["episode_steps"] = self.steps.copy()
+        for key in ("speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km"):  # the keys' order as before
+            info[key] = info.pop(key)
+        info["reward_terms"] = dict(zip(self.last_terms, self._terms[self.rewards.term_rows()], strict=True))
+        info.update(zip(self.flags, self._flags.copy(), strict=True))
         if "stuck" in self.flags:
             info["ground_cause"] = self.ground_cause.copy()
             info["goal_distance_m"] = -t.s_m.copy()
