@@ -131,6 +131,23 @@ def _as_numbers(value: Any, expected: Callable[[], str], bools: bool = False) ->
     return a
 
 
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@njit(cache=True)
+def _clipped(actions, out):
+    """``actions`` (float32 or float64, (N, k)) as float64 clipped to [-1, 1] into ``out``, as numpy's ``clip``
+    (``x > -1 ? x : -1``, then ``< 1 ? . : 1``); whether every value is finite (``out`` is then complete)."""
+    for i in range(actions.shape[0]):
+        for j in range(actions.shape[1]):
+            x = np.float64(actions[i, j])
+            if not np.isfinite(x):
+                return False
+            x = x if x > -1.0 else -1.0
+            out[i, j] = x if x < 1.0 else 1.0
+    return True
+
+
 # --- spaces whose every sample is a valid DBW value ---------------------------------------------------
 class DiscreteSet(spaces.Discrete):
     """A ``Discrete`` space over the integers ``min(values) .. max(values)`` of which only ``values`` are
@@ -236,7 +253,13 @@ class ActionMode:
     def to_batch(self, actions: Any, n: int) -> np.ndarray:
         """Actions of N vehicles as an (N, k) float64 array, checked and clipped to [-1, 1]."""
         k = len(self.components)
-        if isinstance(actions, np.ndarray) and actions.dtype.kind == "f":  # the common case, without the checks
+        shape = getattr(actions, "shape", None)
+        one = shape == (k,) == (n * k,)  # a single action of a batch of one
+        if type(actions) is np.ndarray and actions.dtype in _FLOAT_DTYPES and (shape == (n, k) or one):
+            out = np.empty((n, k))  # the common case in one jitted pass; a non-finite value takes the checks below
+            if _clipped(actions.reshape(n, k), out):
+                return out
+        if isinstance(actions, np.ndarray) and actions.dtype.kind == "f":  # without the checks of _as_numbers
             a = actions.astype(np.float64)  # of _as_numbers that a float array passes anyway
         else:
             a = _as_numbers(actions, self._expected).astype(np.float64)
@@ -274,16 +297,20 @@ class ActionMode:
         without ``state``, whenever a range is requested)."""
         if self.steer_command is None:
             raise NotImplementedError(f"action mode {self.name!r} declares no commands")
-        d = self._decode_checked(batch)
         steer_mode, steer_key = self.steer_command
-        if self.ulc_command is None:
-            ulc_mode, first, second = ULC_NONE, d["throttle_pct"], d["brake_pct"]
-        else:
-            ulc_mode, ulc_key = self.ulc_command
-            first = second = d[ulc_key]
+        ulc_mode = ULC_NONE if self.ulc_command is None else self.ulc_command[0]
         rates = getattr(self, "_rates", None)  # (modes pickled before it existed lack it)
         if rates is None:
             rates = self._rates = np.array([float(self.options.get(key, 0.0)) for key in _RATE_OPTIONS])
+        decoding = self._kernel_decoding()
+        if decoding is not None:  # a built-in mode without the gear and AWD axes: decoded and written in one pass
+            _decode_write(cmd, rows, batch, decoding, steer_mode, ulc_mode, rates)
+            return
+        d = self._decode_checked(batch)
+        if self.ulc_command is None:
+            first, second = d["throttle_pct"], d["brake_pct"]
+        else:
+            first = second = d[self.ulc_command[1]]
         _write_messages(cmd, rows, steer_mode, np.asarray(d[steer_key], dtype=np.float64),
                         ulc_mode, np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64), rates)
         if rows.all():  # every vehicle: plain slices write the same values with less indexing work
@@ -296,6 +323,18 @@ class ActionMode:
             send(cmd, "GearCmd", shift, cmd=gear[shift])
         if self.drive_axis:
             cmd["drive_mode"][rows] = d["drive_mode"][rows]
+
+    def _kernel_decoding(self) -> np.ndarray | None:
+        """What ``_decode_write`` takes to decode this mode's actions (``_DECODE_KINDS``: its ``_decode`` in
+        arithmetic, then three constants), or None when its ``_decode`` is not a built-in one or the gear or
+        AWD axis is on (those take the numpy path)."""
+        decoding = getattr(self, "_decoding", False)  # (modes pickled before it existed lack it)
+        if decoding is False:
+            kind = _DECODE_KINDS.get(type(self)._decode)
+            decoding = None if kind is None or self.gear_axis or self.drive_axis else \
+                np.array([kind, *_DECODE_CONSTANTS[kind](self)], dtype=np.float64)
+            self._decoding = decoding
+        return decoding
 
     def decode(self, batch: Any) -> dict[str, Any]:
         """The physical commands of normalised actions: a single action of shape (k,) gives a dict of
@@ -412,6 +451,36 @@ def _write_messages(cmd, rows, steer_mode, steer_value, ulc_mode, first, second,
             c.ulc_limit_jerk_throttle_mps3 = rates[8]
             c.ulc_limit_jerk_brake_mps3 = rates[9]
             c.ulc_coast_decel = rates[10] != 0.0
+
+
+@njit(cache=True)
+def _decode_write(cmd, rows, batch, decoding, steer_mode, ulc_mode, rates):
+    """``_write_messages`` of the commands a built-in Box mode decodes from ``batch`` (checked and clipped), by
+    the arithmetic of its numpy ``_decode`` (``_DECODE_KINDS``; ``np.maximum(x, 0.0)`` is ``x`` only above 0:
+    -0.0 gives +0.0), with ``decoding`` = (kind, c0, c1, c2): 0 steering angle (a0 x c0) and pedals, 1 one
+    signed pedal axis with the steering held at c0, 2 steering (a0 x c0) and a ULC speed c1 + (a1 + 1) / 2 x c2,
+    3 steering (a0 x c0) and a ULC acceleration (a1 x c1 for a1 >= 0, a1 x c2 below)."""
+    kind, c0, c1, c2 = int(decoding[0]), decoding[1], decoding[2], decoding[3]
+    n = batch.shape[0]
+    steer, first, second = np.empty(n), np.empty(n), np.empty(n)
+    for i in range(n):
+        a0 = batch[i, 0]
+        if kind == 1:
+            steer[i] = c0
+            first[i] = 100.0 * (a0 if a0 > 0.0 else 0.0)
+            second[i] = 100.0 * (-a0 if -a0 > 0.0 else 0.0)
+            continue
+        steer[i] = a0 * c0
+        a1 = batch[i, 1]
+        if kind == 0:
+            a2 = batch[i, 2]
+            first[i] = 100.0 * (a1 if a1 > 0.0 else 0.0)
+            second[i] = 100.0 * (a2 if a2 > 0.0 else 0.0)
+        elif kind == 2:
+            first[i] = second[i] = c1 + 0.5 * (a1 + 1.0) * c2
+        else:
+            first[i] = second[i] = a1 * c1 if a1 >= 0.0 else a1 * c2
+    _write_messages(cmd, rows, steer_mode, steer, ulc_mode, first, second, rates)
 
 
 def _rate(where: str, value: Any) -> float:
@@ -736,6 +805,19 @@ class DbwCommandMode(ActionMode):
         cmd["ulc_enable"][rows] = batch["ulc_mode"][rows] != ULC_NONE
         mark_sent(cmd, MESSAGE_SUBSYSTEMS, rows)  # every message, each control step
         check_commands(cmd[rows])
+
+
+# The built-in ``_decode`` methods ``_decode_write`` computes (by the function, so a subclass that overrides it takes
+# the numpy path), and the constants each takes from the mode's options.
+_DECODE_KINDS = {SteerAnglePedals._decode: 0, Pedals._decode: 1, CurvatureUlcVelocity._decode: 2,
+                 SteerAngleUlcAccel._decode: 3}
+_DECODE_CONSTANTS = {
+    0: lambda m: (m.options["steer_max_deg"], 0.0, 0.0),
+    1: lambda m: (m.options["steer_hold_deg"], 0.0, 0.0),
+    2: lambda m: (m.options[m.steer_axis[1]], m.options["ulc_speed_min_mps"],
+                  m.options["ulc_speed_max_mps"] - m.options["ulc_speed_min_mps"]),
+    3: lambda m: (m.options["steer_max_deg"], m.options["accel_max_mps2"], m.options["decel_max_mps2"]),
+}
 
 
 def make_action_mode(name: str, params: np.record, options: Mapping | None = None) -> ActionMode:

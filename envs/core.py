@@ -170,6 +170,33 @@ def _accumulate(rows, total, measures, target, s_m, reward, s_prev, stats, last_
         last_reward[i] = r
 
 
+INFO_ROWS = ("time_s", "speed_mps", "target_speed_mps", "lateral_error_m", "heading_error_rad", "distance_m",
+             "fuel_used_g", "episode_return", "speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km")
+"""The float entries of ``RangerBatch.infos``, rows of the array ``_fill_infos`` writes."""
+
+
+@njit(cache=True)
+def _fill_infos(steps, dt, speed, target_speed, lateral, heading, stats, fuel_kg, out):
+    """The ``INFO_ROWS`` of N vehicles into ``out`` by the arithmetic of ``RangerBatch.info_row``: the time,
+    the finite speed, target, lateral and heading errors (non-finite as 0), the episode's distance, fuel (g),
+    return, speed and lateral RMSE over max(steps, 1) and fuel per km (0 below 1 m driven)."""
+    for i in range(steps.shape[0]):
+        divisor = max(steps[i], 1)
+        fuel_g = 1e3 * (fuel_kg[i] - stats[3, i])
+        km = stats[4, i] / 1e3
+        out[0, i] = steps[i] * dt
+        out[1, i] = _finite(speed[i])
+        out[2, i] = target_speed[i, 0]
+        out[3, i] = _finite(lateral[i])
+        out[4, i] = _finite(heading[i])
+        out[5, i] = stats[4, i]
+        out[6, i] = _finite(fuel_g)
+        out[7, i] = stats[0, i]
+        out[8, i] = np.sqrt(stats[1, i] / divisor)
+        out[9, i] = np.sqrt(stats[2, i] / divisor)
+        out[10, i] = fuel_g / km if km > 1e-3 else 0.0
+
+
 @njit(cache=True)
 def _finite(x):
     return x if np.isfinite(x) else 0.0
@@ -223,7 +250,9 @@ class RangerBatch:
         self.ground_cause = np.zeros(n, dtype=np.int64)
         self.crawl_counts = np.zeros((n, 4), dtype=np.int64)  # steps crawled per ground cause (navigation)
         self.last_reward = np.zeros(n)
-        self.last_terms: dict[str, np.ndarray] = {name: np.zeros(n) for name in self.rewards.names}
+        self._terms = np.zeros((len(self.rewards.names), n))  # the last step's weighted terms, rows as the reward
+        self._name_terms()  # kernel's (``RewardSet.term_rows``), named by the views ``last_terms``
+        self._gear_pending_any = False  # whether any of gear_pending is set
         self.frame: Frame | None = None
         self.spawn_xy: list[tuple[float, float] | None] = [None] * n  # of each vehicle's last episode
         self.pregen = Pregenerator(self.prepare)
@@ -242,12 +271,27 @@ class RangerBatch:
         self._inside = np.array([x0 + TERRAIN_MARGIN_M, x1 - TERRAIN_MARGIN_M, y0 + TERRAIN_MARGIN_M,
                                  y1 - TERRAIN_MARGIN_M])  # where the rear-axle midpoint stays on the terrain
 
+    def _name_terms(self) -> None:
+        """``last_terms``: ``{name: row of _terms}`` (views)."""
+        self.last_terms: dict[str, np.ndarray] = {
+            name: self._terms[row] for name, row in zip(self.rewards.names, self.rewards.term_rows(), strict=True)}
+
     def __getstate__(self) -> dict:
         # the name -> row views are rebuilt on unpickling (pickled, they would part from their arrays)
-        return {key: value for key, value in self.__dict__.items() if key not in ("stats", "flags")}
+        return {key: value for key, value in self.__dict__.items() if key not in ("stats", "flags", "last_terms")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        if "_gear_pending_any" not in state:  # pickled by a version without the flag or the stacked terms
+            self._gear_pending_any = bool(self.gear_pending.any())
+        if "_terms" in state:
+            self._name_terms()
+        else:
+            terms = state["last_terms"]
+            self._terms = np.zeros((len(terms), self.n))
+            self._name_terms()
+            for key, value in terms.items():
+                self.last_terms[key][:] = value
         if "_flags" in state:  # the views of the rows
             self.stats = dict(zip(STATS, self._stats, strict=True))
             self.flags = dict(zip(STATUS_FLAGS + tuple(self.task.flag_names), self._flags, strict=True))
@@ -321,6 +365,7 @@ class RangerBatch:
         self.steps[rows] = 0
         self.previous_action[rows] = 0.0
         self.gear_pending[rows] = True
+        self._gear_pending_any = True
         for arr in self.stats.values():
             arr[rows] = 0.0
         self.stats["fuel0_kg"][rows] = self.sim.state.fuel_used_kg[rows]
@@ -329,8 +374,7 @@ class RangerBatch:
         self.ground_cause[rows] = 0
         self.crawl_counts[rows] = 0
         self.last_reward[rows] = 0.0
-        for arr in self.last_terms.values():
-            arr[rows] = 0.0
+        self._terms[:, rows] = 0.0
         kin_array = kinematics_array(self.sim.state, self.sim.params)
         self.task.locate(kin_array[AXLE_X], kin_array[AXLE_Y], rows, restart=True)
         self.rewards.reset(rows)
@@ -365,13 +409,15 @@ class RangerBatch:
         before the reward terms, ``_accumulate`` after them), so a step costs a fixed handful of Python calls
         whatever the task."""
         n = self.n
-        rows = self._all_rows if active is None else np.asarray(active, dtype=bool)
-        batch = self.action_mode.to_batch(actions, n)
-        flat = self.action_mode.flat(batch)
+        every = active is None
+        rows = self._all_rows if every else np.asarray(active, dtype=bool)
+        mode = self.action_mode
+        batch = mode.to_batch(actions, n)
+        flat = mode.flat(batch)
         cmd = self.sim.commands_plain  # field access without recarray overhead
         state = self.sim.state_plain
-        self.action_mode.write(cmd, batch, rows, state)
-        gear_pending = self.gear_pending.any()
+        mode.write(cmd, batch, rows, state)
+        gear_pending = self._gear_pending_any
         if gear_pending:  # the first step of an episode engages high range unless the action chose a gear
             send(cmd, "GearCmd", rows & self.gear_pending & (cmd["gear_cmd"] == GEAR_NONE), cmd=GEAR_HIGH)
         fuel_before = state["fuel_used_kg"].copy()
@@ -382,7 +428,8 @@ class RangerBatch:
         clear_sent(cmd, subsystems=())  # the gear event counts once; the messages are re-sent every step
         if gear_pending:
             self.gear_pending[rows] = False
-        if active is None:
+            self._gear_pending_any = bool(self.gear_pending.any())
+        if every:
             self.steps += 1
         else:
             self.steps[rows] += 1
@@ -392,9 +439,9 @@ class RangerBatch:
         else:
             self.task.locate(kin_array[AXLE_X], kin_array[AXLE_Y], rows)
             task_frame = None
-        previous = self.previous_action.copy()
-        self.frame = frame = self._frame(kin_array, previous_action=flat if active is None
-                                         else np.where(rows[:, None], flat, previous), task_frame=task_frame)
+        previous = self.previous_action  # replaced below by the step's action, never written in place before
+        action_now = flat if every else np.where(rows[:, None], flat, previous)  # (flat: new every step)
+        self.frame = frame = self._frame(kin_array, previous_action=action_now, task_frame=task_frame)
         t = frame.task
         diverged = state["diverged"]
         task_flags = {k: v & ~diverged for k, v in t.flags.items()} if t.flags else {}
@@ -403,51 +450,64 @@ class RangerBatch:
             task_end = task_end | value
         measures = np.empty((len(MEASURES), n))
         ends = np.empty((len(ENDS), n), dtype=np.bool_)
-        _status(rows, state, frame.kinematics, kin_before, self._inside, t.off_course, t.path_complete, task_end,
+        _status(rows, state, kin_array, kin_before, self._inside, t.off_course, t.path_complete, task_end,
                 t.lateral_error_m, t.heading_error_rad, t.s_m, self.s_prev, self.steps, self.max_steps, fuel_before,
                 self._flags, measures, ends)
-        speed, lateral, heading, progress, distance, fuel_step = measures
         off_course, terminated, truncated = ends
         target = t.target_speed[:, 0]
-        ctx = StepContext(
-            dt_s=self.dt_s, speed_mps=speed, target_speed_mps=target, lateral_error_m=lateral,
-            heading_error_rad=heading, progress_m=progress, distance_m=distance, fuel_step_kg=fuel_step,
-            action=flat, previous_action=previous, rolled_over=state["rolled_over"], diverged=diverged,
-            off_course=off_course, terminated=terminated, flags=task_flags, measures=measures,
-        )
-        total, terms = self.rewards.compute(ctx)  # every term finite (compute raises otherwise)
+        total, parts = self._rewards(measures, target, flat, previous, state, off_course, terminated, task_flags)
         reward = np.empty(n)
         _accumulate(rows, total, measures, target, t.s_m, reward, self.s_prev, self._stats, self.last_reward)
         for key, value in task_flags.items():
             self.flags[key][rows] = value[rows]
-        if active is None:
-            self.previous_action[:] = flat
-            for key, value in terms.items():
-                self.last_terms[key][:] = value
-        else:
-            self.previous_action[rows] = flat[rows]
-            for key, value in terms.items():
-                self.last_terms[key][rows] = value[rows]
+        self.previous_action = action_now
+        self._store_terms(parts, slice(None) if every else rows)
         if hasattr(self.task, "after_step"):  # a task's own bookkeeping (navigation: why an episode fell short)
-            self.task.after_step(self, rows, frame, state, speed, terminated | truncated, task_flags)
+            self.task.after_step(self, rows, frame, state, measures[0], terminated | truncated, task_flags)
         return reward, terminated, truncated
+
+    def _rewards(self, measures, target, flat, previous, state, off_course, terminated, task_flags):
+        """(total, weighted terms) of the step: the built-in terms' rows (``RewardSet.compute_rows``, in the
+        order of ``_terms``) when the set has only those, else ``{name: weighted term}`` from the terms'
+        ``StepContext``."""
+        rolled, diverged = state["rolled_over"], state["diverged"]
+        rewards = self.rewards
+        if rewards.takes_rows(flat):
+            total, parts = rewards.compute_rows(self.dt_s, measures, target, flat, previous, rolled, diverged,
+                                                off_course, terminated, task_flags)
+            if total is not None:  # else a term is not finite: ``compute`` names it
+                return total, parts
+        speed, lateral, heading, progress, distance, fuel_step = measures
+        ctx = StepContext(
+            dt_s=self.dt_s, speed_mps=speed, target_speed_mps=target, lateral_error_m=lateral,
+            heading_error_rad=heading, progress_m=progress, distance_m=distance, fuel_step_kg=fuel_step,
+            action=flat, previous_action=previous, rolled_over=rolled, diverged=diverged,
+            off_course=off_course, terminated=terminated, flags=task_flags, measures=measures,
+        )
+        return rewards.compute(ctx)
+
+    def _store_terms(self, parts, rows) -> None:
+        """The step's weighted terms (rows in ``_terms`` order, or ``{name: term}``) into ``last_terms`` for
+        the vehicles in ``rows`` (a mask, or a slice for all)."""
+        if isinstance(parts, np.ndarray):
+            self._terms[:, rows] = parts[:, rows]
+            return
+        for key, value in parts.items():
+            self.last_terms[key][rows] = value[rows]
 
     # --- frames, observations, infos -----------------------------------------------------------------
     def _frame(self, kin_array: np.ndarray, previous_action: np.ndarray | None = None,
                task_frame=None) -> Frame:
         """The frame of the present state from its body kinematics (``kinematics_array``; ``task_frame``: the
         task's measures when already taken)."""
-        kin = dict(zip(KINEMATICS, kin_array, strict=True))
-        state = self.sim.state_plain
-        task = self.task.measure(kin["axle_x"], kin["axle_y"], kin["yaw"], self.steps) if task_frame is None \
-            else task_frame
+        roll, pitch, yaw, speed, yaw_rate, axle_x, axle_y = kin_array  # the KINEMATICS rows
+        params = self.sim.params_plain
+        task = self.task.measure(axle_x, axle_y, yaw, self.steps) if task_frame is None else task_frame
         return Frame(
-            report_table=report_table(self.sim.params_plain, state), speed_mps=kin["speed"],
-            kinematics=kin_array,
-            roll_rad=kin["roll"], pitch_rad=kin["pitch"], yaw_rad=kin["yaw"], yaw_rate_rad_s=kin["yaw_rate"],
-            axle_x_m=kin["axle_x"], axle_y_m=kin["axle_y"], task=task,
-            previous_action=self.previous_action.copy() if previous_action is None else previous_action,
-            brake_max_bar=self.sim.params_plain["brake_max_bar"].astype(np.float64),
+            report_table=report_table(params, self.sim.state_plain), speed_mps=speed, kinematics=kin_array,
+            roll_rad=roll, pitch_rad=pitch, yaw_rad=yaw, yaw_rate_rad_s=yaw_rate, axle_x_m=axle_x, axle_y_m=axle_y,
+            task=task, previous_action=self.previous_action.copy() if previous_action is None else previous_action,
+            brake_max_bar=params["brake_max_bar"].astype(np.float64),
         )
 
     def observe(self, row: int | None = None) -> dict[str, np.ndarray]:
@@ -459,27 +519,15 @@ class RangerBatch:
         """Per-vehicle information after the last reset or step, arrays over N (see ``RangerEnv``)."""
         f = self.frame
         t = f.task
-        st = self.stats
-        steps = np.maximum(self.steps, 1)
-        fuel_g = 1e3 * (self.sim.state_plain["fuel_used_kg"] - st["fuel0_kg"])
-        km = st["distance_m"] / 1e3
-        info = {
-            "time_s": self.steps * self.dt_s,
-            "speed_mps": np.where(np.isfinite(f.speed_mps), f.speed_mps, 0.0),
-            "target_speed_mps": t.target_speed[:, 0].copy(),
-            "lateral_error_m": np.where(np.isfinite(t.lateral_error_m), t.lateral_error_m, 0.0),
-            "heading_error_rad": np.where(np.isfinite(t.heading_error_rad), t.heading_error_rad, 0.0),
-            "distance_m": st["distance_m"].copy(),
-            "fuel_used_g": np.where(np.isfinite(fuel_g), fuel_g, 0.0),
-            "episode_return": st["return"].copy(),
-            "episode_steps": self.steps.copy(),
-            "speed_rmse_mps": np.sqrt(st["speed_sq"] / steps),
-            "lateral_rmse_m": np.sqrt(st["lateral_sq"] / steps),
-            "fuel_g_per_km": np.where(km > 1e-3, fuel_g / np.maximum(km, 1e-3), 0.0),
-            "reward_terms": {k: v.copy() for k, v in self.last_terms.items()},
-        }
-        for key, value in self.flags.items():
-            info[key] = value.copy()
+        rows = np.empty((len(INFO_ROWS), self.n))
+        _fill_infos(self.steps, self.dt_s, f.speed_mps, t.target_speed, t.lateral_error_m, t.heading_error_rad,
+                    self._stats, self.sim.state_plain["fuel_used_kg"], rows)
+        info: dict[str, Any] = dict(zip(INFO_ROWS, rows, strict=True))
+        info["episode_steps"] = self.steps.copy()
+        for key in ("speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km"):  # the keys' order as before
+            info[key] = info.pop(key)
+        info["reward_terms"] = dict(zip(self.last_terms, self._terms[self.rewards.term_rows()], strict=True))
+        info.update(zip(self.flags, self._flags.copy(), strict=True))
         if "stuck" in self.flags:
             info["ground_cause"] = self.ground_cause.copy()
             info["goal_distance_m"] = -t.s_m.copy()

@@ -480,21 +480,40 @@ class RewardSet:
 
     def _compute_builtin(self, ctx: StepContext, n: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """``compute`` of a set of built-in terms, in one jitted pass (``_builtin_terms``)."""
+        total, parts = self.compute_rows(ctx.dt_s, ctx.measures_of(), ctx.target_speed_mps, ctx.action,
+                                         ctx.previous_action, ctx.rolled_over, ctx.diverged, ctx.off_course,
+                                         ctx.terminated, ctx.flags)
+        if total is None:  # the term-by-term path names the culprit
+            return self._compute_terms(ctx, n)
+        return total, {name: parts[row] for name, row in zip(self._names, self._row_list, strict=True)}
+
+    def term_rows(self) -> list[int]:
+        """The row of each term (in ``names`` order) in the array ``compute_rows`` returns."""
+        return self._row_list if self._kernel is not None else list(range(len(self.terms)))
+
+    def takes_rows(self, action: np.ndarray) -> bool:
+        """Whether ``compute_rows`` computes this set for actions like ``action`` (every term built in, at most
+        ``_KERNEL_MAX_ACTION_DIM`` components)."""
+        return self._kernel is not None and action.shape[1] <= _KERNEL_MAX_ACTION_DIM
+
+    def compute_rows(self, dt_s, measures, target, action, previous, rolled, diverged, off_course, terminated,
+                     flags) -> tuple[np.ndarray | None, np.ndarray]:
+        """``compute`` of a set that ``takes_rows``, from the ``StepContext`` fields without the context (the
+        ``measures`` rows): (reward, (terms, N) weighted terms in ``term_rows`` order), the reward None when a
+        weighted term is not finite (``compute`` then names it)."""
+        n = measures.shape[1]
         if self._no_flag.shape[0] != n:
             self._no_flag = np.zeros(n, dtype=bool)
-        flags, none = ctx.flags, self._no_flag
+        none = self._no_flag
         spec, weights = self._kernel
         parts = np.empty((spec.shape[1], n))
-        _builtin_terms(spec, ctx.dt_s, ctx.measures_of(), ctx.target_speed_mps, ctx.action, ctx.previous_action,
-                       ctx.rolled_over, ctx.diverged, ctx.off_course, ctx.terminated, flags.get("goal_reached", none),
-                       flags.get("no_go", none), flags.get("stuck", none), parts)
+        _builtin_terms(spec, dt_s, measures, target, action, previous, rolled, diverged, off_course, terminated,
+                       flags.get("goal_reached", none), flags.get("no_go", none), flags.get("stuck", none), parts)
         if self._n_exp:
             exp = parts[:self._n_exp]
             np.exp(exp, out=exp)
         total = np.empty(n)
-        if not _weighted_sum(weights, self._rows, parts, total):  # the term-by-term path names the culprit
-            return self._compute_terms(ctx, n)
-        return total, {name: parts[row] for name, row in zip(self._names, self._row_list, strict=True)}
+        return (total if _weighted_sum(weights, self._rows, parts, total) else None), parts
 
 
 def _format(params: Mapping[str, Any]) -> str:

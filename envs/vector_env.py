@@ -41,11 +41,29 @@ from acres_gym.envs.core import RangerBatch
 from acres_gym.envs.ranger_env import SEED_HIGH, BatchViews, RenderHelper, build_config, next_seed
 
 
-def _with_masks(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
+def _count_keys(info: dict[str, Any]) -> int:
+    """The number of keys of ``info`` and of the dicts nested in it."""
+    return sum(1 + (_count_keys(value) if isinstance(value, dict) else 0) for value in info.values())
+
+
+def _with_masks(info: dict[str, Any], mask: np.ndarray, masks: np.ndarray | None = None) -> dict[str, Any]:
+    """``info`` with a ``_key`` entry beside each key (nested dicts too): a copy of ``mask`` each, the rows of
+    one array (``masks``: one row per key, filled here when not given)."""
+    if masks is None:
+        masks = np.empty((_count_keys(info), mask.shape[0]), dtype=bool)
+        masks[:] = mask
     out: dict[str, Any] = {}
+    k = 0
     for key, value in info.items():
-        out[key] = _with_masks(value, mask) if isinstance(value, dict) else value
-        out[f"_{key}"] = mask.copy()
+        if isinstance(value, dict):
+            inner = _count_keys(value)
+            out[key] = _with_masks(value, mask, masks[k + 1:k + 1 + inner])
+            out[f"_{key}"] = masks[k]
+            k += 1 + inner
+        else:
+            out[key] = value
+            out[f"_{key}"] = masks[k]
+            k += 1
     return out
 
 
@@ -155,16 +173,16 @@ class RangerVectorEnv(BatchViews, VectorEnv):
         if mode == AutoresetMode.DISABLED and self._ended.any():
             raise RuntimeError(f"vehicles {np.flatnonzero(self._ended).tolist()} ended their episodes; with "
                                "autoreset disabled reset them with reset(options={'reset_mask': mask}) first")
-        pending = self._autoreset.copy() if mode == AutoresetMode.NEXT_STEP else np.zeros(self.num_envs, bool)
-        snap = b.snapshot(pending) if pending.any() else None
-        reward, terminated, truncated = b.step(actions, active=~pending)
+        pending = self._autoreset if mode == AutoresetMode.NEXT_STEP and self._autoreset.any() else None
+        snap = b.snapshot(pending) if pending is not None else None
+        reward, terminated, truncated = b.step(actions, active=None if pending is None else ~pending)
         if snap is not None:
             b.restore(snap)
             b.refresh()
         obs = b.observe()
         infos = b.infos()
         ended = terminated | truncated
-        all_rows = np.ones(self.num_envs, dtype=bool)
+        all_rows = b._all_rows
         if mode == AutoresetMode.NEXT_STEP:
             if ended.any():
                 self._reset_rows(ended)

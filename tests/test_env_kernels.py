@@ -192,12 +192,31 @@ def test_box_modes_write_the_messages_of_their_spec(name):
     n = 9
     for rows in (np.ones(n, dtype=bool), rng.random(n) < 0.5):
         batch = mode.to_batch(rng.uniform(-1.2, 1.2, (n, mode.flat_dim)), n)
+        batch[:4] = np.array([-0.0, 0.0, 1.0, -1.0])[:, None]  # signed zeros and the ends of the range
         start = make_commands(n).view(np.ndarray)
         start["throttle_mode"], start["ulc_mode"], start["brake_fresh"] = PEDAL_PERCENT, 1, True  # held messages
         got, want = start.copy(), start.copy()
         mode.write(got, batch, rows)
         _reference_messages(mode, want, batch, rows)
         assert got.tobytes() == want.tobytes(), [f for f in got.dtype.names if not np.array_equal(got[f], want[f])]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_actions_are_checked_and_clipped_as_numpy_does(dtype):
+    mode = make_action_mode("steer_angle+pedals", load_vehicle(DEFAULT_VEHICLE))
+    rng = np.random.default_rng(3)
+    for n in (1, 7):
+        actions = rng.uniform(-1.5, 1.5, (n, 3)).astype(dtype)
+        actions[0] = [-0.0, 1.0, -1.0]
+        want = actions.astype(np.float64).clip(-1.0, 1.0)
+        assert mode.to_batch(actions, n).tobytes() == want.tobytes()
+        if n == 1:
+            assert mode.to_batch(actions[0], 1).tobytes() == want.tobytes()
+        actions[-1, 1] = np.nan
+        with pytest.raises(ValueError, match="'throttle' is nan"):
+            mode.to_batch(actions, n)
+    with pytest.raises(ValueError, match="shape"):
+        mode.to_batch(np.zeros(6, dtype=dtype), 2)
 
 
 def test_sim_plain_views_follow_their_records_through_copies():
@@ -266,3 +285,52 @@ def test_environments_pickled_without_the_jitted_passes_continue_the_episode(env
         assert _same(want[0], got[0]) and want[1:4] == got[1:4] and want[4] == got[4]
     env.close()
     older.close()
+
+
+def _reference_infos(b) -> dict:
+    """``RangerBatch.infos`` by its numpy definition."""
+    f, t, st = b.frame, b.frame.task, b.stats
+    steps = np.maximum(b.steps, 1)
+    fuel_g = 1e3 * (b.sim.state_plain["fuel_used_kg"] - st["fuel0_kg"])
+    km = st["distance_m"] / 1e3
+    info = {
+        "time_s": b.steps * b.dt_s,
+        "speed_mps": np.where(np.isfinite(f.speed_mps), f.speed_mps, 0.0),
+        "target_speed_mps": t.target_speed[:, 0].copy(),
+        "lateral_error_m": np.where(np.isfinite(t.lateral_error_m), t.lateral_error_m, 0.0),
+        "heading_error_rad": np.where(np.isfinite(t.heading_error_rad), t.heading_error_rad, 0.0),
+        "distance_m": st["distance_m"].copy(),
+        "fuel_used_g": np.where(np.isfinite(fuel_g), fuel_g, 0.0),
+        "episode_return": st["return"].copy(),
+        "episode_steps": b.steps.copy(),
+        "speed_rmse_mps": np.sqrt(st["speed_sq"] / steps),
+        "lateral_rmse_m": np.sqrt(st["lateral_sq"] / steps),
+        "fuel_g_per_km": np.where(km > 1e-3, fuel_g / np.maximum(km, 1e-3), 0.0),
+        "reward_terms": {k: v.copy() for k, v in b.last_terms.items()},
+    }
+    for key, value in b.flags.items():
+        info[key] = value.copy()
+    return info
+
+
+def _same_tree(a: dict, b: dict) -> bool:
+    if list(a) != list(b):
+        return False
+    return all(_same_tree(a[k], b[k]) if isinstance(a[k], dict)
+               else a[k].dtype == b[k].dtype and a[k].tobytes() == b[k].tobytes() for k in a)
+
+
+@pytest.mark.parametrize("env_id", ["acres_gym/RangerSpeedTracking-v2", "acres_gym/RangerPathFollowing-v2"])
+def test_vector_infos_equal_their_numpy_definition(env_id):
+    venv = gymnasium.make_vec(env_id, num_envs=6, vectorization_mode="vector_entry_point")
+    venv.reset(seed=2)
+    b = venv.unwrapped._batch
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        venv.step(rng.uniform(-1, 1, (6, *venv.single_action_space.shape)).astype(np.float32))
+    assert _same_tree(b.infos(), _reference_infos(b))
+    t = b.frame.task  # non-finite measures, no steps and no distance take the guarded branches
+    b.frame.speed_mps[0], t.lateral_error_m[1], t.heading_error_rad[2] = np.nan, np.inf, -np.inf
+    b.steps[3], b.stats["distance_m"][4], b.stats["fuel0_kg"][5] = 0, 0.0, np.nan
+    assert _same_tree(b.infos(), _reference_infos(b))
+    venv.close()
