@@ -180,8 +180,43 @@ def test_a_draw_runs_with_the_short_switch_interval_and_puts_the_default_back():
         pregen.submit(0, 11)
         assert pregen.take(0, 11) == (0, 11)
         pregen.close()
-        assert seen == [SWITCH_INTERVAL_S]
+        assert seen == [pytest.approx(SWITCH_INTERVAL_S, rel=1e-6)]
         assert idle()
         assert sys.getswitchinterval() == 0.004
     finally:
+        sys.setswitchinterval(old)
+
+
+def test_the_short_interval_holds_from_the_submit_and_cancelled_draws_give_it_back():
+    """The interval is short as soon as a draw is queued (the worker then wakes to it within the interval), and
+    a queued draw that a new submit replaces still counts out, so the caller's interval comes back."""
+    import time
+
+    from acres_gym.envs.pregen import SWITCH_INTERVAL_S, Pregenerator, _FastSwitching
+
+    def idle() -> bool:
+        for _ in range(2000):
+            if _FastSwitching.running == 0:
+                return True
+            time.sleep(0.005)
+        return False
+
+    assert idle()
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.004)
+    release = threading.Event()
+    try:
+        pregen = Pregenerator(lambda slot, seed: release.wait(10.0) and (slot, seed))
+        pregen.submit(0, 1)
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S, rel=1e-6)
+        pregen.submit(1, 2)  # queued behind the first
+        pregen.submit(1, 3)  # replaces it: the queued draw is cancelled
+        release.set()
+        assert pregen.take(0, 1) == (0, 1)
+        assert pregen.take(1, 3) == (1, 3)
+        pregen.close()
+        assert idle()
+        assert sys.getswitchinterval() == 0.004
+    finally:
+        release.set()
         sys.setswitchinterval(old)
