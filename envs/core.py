@@ -345,15 +345,17 @@ class RangerBatch:
         for k, (i, seed) in enumerate(zip(idx, seeds, strict=True)):
             i, seed = int(i), int(seed)
             prepared = self.pregen.take(i, seed)
-            rngs = episode_rngs(seed)
+            rngs = episode_rngs(seed) if prepared is None or not hasattr(self.task, "prepare") else None
             if hasattr(self.task, "prepare"):
                 own = prepared.task if prepared is not None else self.task.prepare(rngs["task"])
-                xs[k], ys[k], yaws[k] = self.task.draw(i, rngs["task"], own)
+                xs[k], ys[k], yaws[k] = self.task.draw(i, None, own)
             else:
                 xs[k], ys[k], yaws[k] = self.task.draw(i, rngs["task"])
             spawn = (float(xs[k]), float(ys[k]))
-            draw = prepared.draw if prepared is not None and prepared.spawn_xy == spawn \
-                else self.randomizer.draw(i, rngs, spawn)
+            if prepared is not None and prepared.spawn_xy == spawn:
+                draw = prepared.draw
+            else:  # (the generators drawn only when the episode is drawn here)
+                draw = self.randomizer.draw(i, rngs if rngs is not None else episode_rngs(seed), spawn)
             own_terrain = self.task.episode_terrain(i) if hasattr(self.task, "episode_terrain") else None
             if own_terrain is not None:
                 draw.terrain = own_terrain
@@ -557,10 +559,9 @@ class RangerBatch:
             "speed_rmse_mps": math.sqrt(st["speed_sq"].item(i) / divisor),
             "lateral_rmse_m": math.sqrt(st["lateral_sq"].item(i) / divisor),
             "fuel_g_per_km": fuel_g / max(km, 1e-3) if km > 1e-3 else 0.0,
-            "reward_terms": {k: v.item(i) for k, v in self.last_terms.items()},
+            "reward_terms": dict(zip(self.last_terms, self._terms[self.rewards.term_rows(), i].tolist(), strict=True)),
         }
-        for key, value in self.flags.items():
-            info[key] = value.item(i)
+        info.update(zip(self.flags, self._flags[:, i].tolist(), strict=True))  # Python bools, as item() gives
         if "stuck" in self.flags:
             info["ground_cause"] = self.ground_cause.item(i)
             info["goal_distance_m"] = -t.s_m.item(i)

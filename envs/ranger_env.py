@@ -50,8 +50,11 @@ SEED_HIGH = 2**63 - 1
 
 
 def next_seed(generator: np.random.Generator) -> int:
-    """The episode seed the next ``reset`` without a seed draws from ``generator`` (drawn from a copy)."""
-    return int(copy.deepcopy(generator).integers(0, SEED_HIGH))
+    """The episode seed the next ``reset`` without a seed draws from ``generator`` (drawn from a copy: a bit
+    generator of the same kind given the same state, half the cost of ``copy.deepcopy``)."""
+    bit_generator = type(generator.bit_generator)(0)
+    bit_generator.state = generator.bit_generator.state
+    return int(np.random.Generator(bit_generator).integers(0, SEED_HIGH))
 
 
 SPACE_KEYS = ("action_mode", "action_options", "observations")  # config keys that shape the spaces

@@ -220,9 +220,9 @@ class OffroadNavigationTask:
         """The start point of a prepared episode, m."""
         return float(episode.start_xy[0]), float(episode.start_xy[1])
 
-    def draw(self, i: int, rng: np.random.Generator, episode=None) -> tuple[float, float, float]:
+    def draw(self, i: int, rng: np.random.Generator | None, episode=None) -> tuple[float, float, float]:
         """Write vehicle ``i``'s terrain, start and goal: ``episode`` from ``prepare`` (drawn from ``rng``
-        when None); returns the start pose (x, y, yaw)."""
+        when None; with an episode, ``rng`` is not used and may be None); returns the start pose (x, y, yaw)."""
         ep = self.prepare(rng) if episode is None else episode
         self._terrains[i] = ep.terrain
         lim = self.grade_limits[ep.terrain.surface_id, wetness_bin(ep.terrain.wetness), L_INDEX, AWD_INDEX]

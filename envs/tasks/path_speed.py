@@ -311,9 +311,11 @@ class PathSpeedTask:
         """The start point of a prepared episode (the path's first point), m."""
         return float(episode.path[0][0]), float(episode.path[1][0])
 
-    def draw(self, i: int, rng: np.random.Generator, episode: PathEpisode | None = None) -> tuple[float, float, float]:
+    def draw(self, i: int, rng: np.random.Generator | None, episode: PathEpisode | None = None
+             ) -> tuple[float, float, float]:
         """Write vehicle ``i``'s speed profile and path: ``episode`` from ``prepare`` (drawn from ``rng`` when
-        None); returns the spawn pose (x, y, yaw) of the rear-axle midpoint (the path's start)."""
+        None; with an episode, ``rng`` is not used and may be None); returns the spawn pose (x, y, yaw) of the
+        rear-axle midpoint (the path's start)."""
         ep = self.prepare(rng) if episode is None else episode
         self.profile[i] = ep.profile
         self.path_x[i], self.path_y[i], self.path_heading[i] = ep.path
