@@ -15,12 +15,13 @@ Threads: a draw is numpy and jitted kernels between lines of Python, and an envi
 the GIL most of the time. The worker needs the GIL to wake to a job and again after each numpy call or kernel
 that released it (about 50 in a draw), and a thread waiting for the GIL gets it only once the switch interval
 has passed: at Python's default 5 ms a draw of about 4 ms of work took 20-25 ms in the background, longer
-than the path-following task's episodes of random actions (18 ms). From the submit that queues a draw until
-the worker is done with it, the interpreter's switch interval is ``SWITCH_INTERVAL_S`` (100 us,
-``sys.setswitchinterval``); the previous one comes back when no draw is queued or running (unless the caller
-changed it meanwhile). Measured on 2 cores with path following: the reset after such an episode 3.1-3.6 ms at
-500 us, 1.8-1.9 ms at 100 us (50 us gained nothing more); steps per second unchanged within 1 % for single and
-64-vehicle environments.
+than the path-following task's episodes of random actions (15-20 ms), and even at 100 us it took 15-20 ms.
+From the submit that queues a draw until the worker is done with it, the interpreter's switch interval is
+``SWITCH_INTERVAL_S`` (20 us, ``sys.setswitchinterval``); the previous one comes back when no draw is queued or
+running (unless the caller changed it meanwhile). Measured on 2 cores, one process per setting: the median
+reset after an episode of random actions 1.5-1.6 ms for path following and speed tracking at 5-20 us, against
+6.2-6.6 and 3.0-3.8 ms at 100 us; steps per second the same or higher (speed tracking 7,550-8,870 at 5-20 us,
+6,800-7,200 at 100 us), and a 64-vehicle vector env no slower.
 
 Memory: at most ``max_pending`` prepared episodes (one per vehicle at most; a new submit for a vehicle
 replaces its old one), each about one terrain grid (20 bytes a grid point: 1.8 MB for the 300 m grid at 1 m),
@@ -42,7 +43,7 @@ MAX_PENDING = 64
 """Default bound on prepared episodes held at once (about 115 MB with the default 300 m grids)."""
 
 
-SWITCH_INTERVAL_S = 0.0001
+SWITCH_INTERVAL_S = 0.00002
 """The interpreter's thread switch interval while a draw is queued or runs (see the module docstring)."""
 
 
