@@ -157,21 +157,25 @@ def test_the_worker_is_a_daemon_thread_that_ends_with_close_or_collection():
     assert not second.is_alive()
 
 
+def _no_draw_queued() -> bool:
+    """Waits (up to 10 s) until no draw of any worker (other tests' environments included) is queued or running."""
+    import time
+
+    from acres_gym.envs.pregen import _FastSwitching
+
+    for _ in range(2000):
+        if _FastSwitching.running == 0:
+            return True
+        time.sleep(0.005)
+    return False
+
+
 def test_a_draw_runs_with_the_short_switch_interval_and_puts_the_default_back():
     """While the worker draws, the interpreter switches threads every SWITCH_INTERVAL_S (so a stepping loop
     cannot starve the draw); afterwards the interval is the caller's again."""
-    import time
+    from acres_gym.envs.pregen import SWITCH_INTERVAL_S, Pregenerator
 
-    from acres_gym.envs.pregen import SWITCH_INTERVAL_S, Pregenerator, _FastSwitching
-
-    def idle() -> bool:  # no draw of any worker (other tests' environments included) running
-        for _ in range(2000):
-            if _FastSwitching.running == 0:
-                return True
-            time.sleep(0.005)
-        return False
-
-    assert idle()
+    assert _no_draw_queued()
     old = sys.getswitchinterval()
     sys.setswitchinterval(0.004)
     try:
@@ -181,7 +185,7 @@ def test_a_draw_runs_with_the_short_switch_interval_and_puts_the_default_back():
         assert pregen.take(0, 11) == (0, 11)
         pregen.close()
         assert seen == [pytest.approx(SWITCH_INTERVAL_S, rel=1e-6)]
-        assert idle()
+        assert _no_draw_queued()
         assert sys.getswitchinterval() == 0.004
     finally:
         sys.setswitchinterval(old)
@@ -190,18 +194,9 @@ def test_a_draw_runs_with_the_short_switch_interval_and_puts_the_default_back():
 def test_the_short_interval_holds_from_the_submit_and_cancelled_draws_give_it_back():
     """The interval is short as soon as a draw is queued (the worker then wakes to it within the interval), and
     a queued draw that a new submit replaces still counts out, so the caller's interval comes back."""
-    import time
+    from acres_gym.envs.pregen import SWITCH_INTERVAL_S, Pregenerator
 
-    from acres_gym.envs.pregen import SWITCH_INTERVAL_S, Pregenerator, _FastSwitching
-
-    def idle() -> bool:
-        for _ in range(2000):
-            if _FastSwitching.running == 0:
-                return True
-            time.sleep(0.005)
-        return False
-
-    assert idle()
+    assert _no_draw_queued()
     old = sys.getswitchinterval()
     sys.setswitchinterval(0.004)
     release = threading.Event()
@@ -215,7 +210,7 @@ def test_the_short_interval_holds_from_the_submit_and_cancelled_draws_give_it_ba
         assert pregen.take(0, 1) == (0, 1)
         assert pregen.take(1, 3) == (1, 3)
         pregen.close()
-        assert idle()
+        assert _no_draw_queued()
         assert sys.getswitchinterval() == 0.004
     finally:
         release.set()
