@@ -488,7 +488,6 @@ def load_vehicle(name_or_path: str | PathLike, overrides: Mapping[str, Any] | No
 # Finalising (seed FinalizeUtvParameters)
 
 
-_FIELD_INDEX = {name: k for k, name in enumerate(PARAMS_DTYPE.names)}
 # The static deflection of the most loaded tyre may use at most this share of its section height (the
 # rim reaches the ground at the section height: the state's ``tyre_bottomed`` records a tyre deflected that far).
 STATIC_DEFLECTION_SHARE = 0.5
@@ -514,12 +513,11 @@ class _FieldValues:
         return self._values[name]
 
 
-def _validate_primary(params: np.record) -> list[str]:
-    values = params.item()  # every field as a Python value in one call (field access one by one is slow)
+def _validate_primary(p: _FieldValues) -> list[str]:
     errors: list[str] = []
     for param in SCHEMA:
         try:
-            _check_value(param, values[_FIELD_INDEX[param.field]])
+            _check_value(param, p[param.field])
         except ValueError as exc:
             errors.append(str(exc))
     return errors
@@ -656,7 +654,7 @@ def finalize_parameters(params: np.record) -> np.record:
         ``params`` (the same record), for chaining.
     """
     p = _FieldValues(params)  # reads; the derived fields are written to params
-    errors = _validate_primary(params) + _validate_curve(p)
+    errors = _validate_primary(p) + _validate_curve(p)
     if not errors:
         errors = _validate_cross(p)
     if errors:

@@ -524,10 +524,10 @@ class RangerBatch:
         rows = np.empty((len(INFO_ROWS), self.n))
         _fill_infos(self.steps, self.dt_s, f.speed_mps, t.target_speed, t.lateral_error_m, t.heading_error_rad,
                     self._stats, self.sim.state_plain["fuel_used_kg"], rows)
-        info: dict[str, Any] = dict(zip(INFO_ROWS, rows, strict=True))
+        split = INFO_ROWS.index("speed_rmse_mps")  # the episode's step count goes before the rates, as in info_row
+        info: dict[str, Any] = dict(zip(INFO_ROWS[:split], rows[:split], strict=True))
         info["episode_steps"] = self.steps.copy()
-        for key in ("speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km"):  # the keys' order as before
-            info[key] = info.pop(key)
+        info.update(zip(INFO_ROWS[split:], rows[split:], strict=True))
         info["reward_terms"] = dict(zip(self.last_terms, self._terms[self.rewards.term_rows()], strict=True))
         info.update(zip(self.flags, self._flags.copy(), strict=True))
         if "stuck" in self.flags:

@@ -75,11 +75,10 @@ class _FastSwitching:
 
 
 class _Beside:
-    """The process's one side thread (``beside``), started on first use and again in a child made by ``fork()``
-    (where the parent's thread does not exist)."""
+    """The process's one side thread (``beside``), started on first use (again in a child made by ``fork()``,
+    where the parent's thread does not exist: ``_after_fork_in_child``)."""
 
     lock = threading.Lock()
-    pid: int | None = None
     pool: ThreadPoolExecutor | None = None
 
 
@@ -89,13 +88,15 @@ def beside(fn: Callable[..., Any], *args: Any) -> Future:
     the caller waits for takes both cores of an idle machine. The parts' kernels run without the GIL, and each
     part draws from its own generator, so the draw is the same whichever part finishes first."""
     with _Beside.lock:
-        if _Beside.pid != os.getpid():
-            _Beside.pid, _Beside.pool = os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="acres-gym-beside")
+        if _Beside.pool is None:
+            _Beside.pool = ThreadPoolExecutor(1, thread_name_prefix="acres-gym-beside")
         return _Beside.pool.submit(fn, *args)
 
 
 def _after_fork_in_child() -> None:
-    """A child made by ``fork()`` has none of its parent's queued draws: the switch interval they set goes back."""
+    """A child made by ``fork()`` has none of its parent's threads or queued draws: the side thread starts afresh
+    on first use and the switch interval the draws set goes back."""
+    _Beside.lock, _Beside.pool = threading.Lock(), None
     _FastSwitching.lock = threading.Lock()
     saved, _FastSwitching.saved_s, _FastSwitching.running = _FastSwitching.saved_s, None, 0
     if saved is not None:

@@ -68,6 +68,14 @@ def _flood_labels(ids: np.ndarray) -> tuple[np.ndarray, int]:
     return labels, n
 
 
+def _label_patches(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """The labelling's runs (``generate._label_runs``) written out per grid point: (labels, regions)."""
+    first, start, stop, number, count = generate._label_runs(ids)
+    labels = np.empty(ids.shape, np.int64)
+    generate._fill_runs(np.arange(count), first, start, stop, number, labels)
+    return labels, count
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_patch_labels_equal_a_row_major_flood_fill(seed):
     rng = np.random.default_rng(seed)
@@ -78,7 +86,7 @@ def test_patch_labels_equal_a_row_major_flood_fill(seed):
     else:  # patch-like: smooth bands
         y, x = np.mgrid[0:shape[0], 0:shape[1]]
         ids = (np.floor(np.sin(x / 4.0 + seed) * 2 + np.cos(y / 3.0) * 2) % kinds).astype(np.int32)
-    labels, count = generate._label_patches(ids)
+    labels, count = _label_patches(ids)
     expected, expected_count = _flood_labels(ids)
     assert count == expected_count
     assert np.array_equal(labels, expected)
@@ -88,7 +96,7 @@ def test_patch_labels_of_a_u_shape_join_both_arms():
     ids = np.array([[1, 0, 1],
                     [1, 0, 1],
                     [1, 1, 1]], dtype=np.int32)
-    labels, count = generate._label_patches(ids)
+    labels, count = _label_patches(ids)
     assert count == 2
     assert np.array_equal(labels, [[0, 1, 0], [0, 1, 0], [0, 0, 0]])
 

@@ -383,16 +383,6 @@ def _fill_runs(values, first, start, stop, number, out):
             out[j, start[r]:stop[r]] = values[number[r]]
 
 
-@njit(cache=True, nogil=True)
-def _label_patches(ids):
-    """Connected regions (4-neighbour) of equal id: (labels (ny, nx), number of regions), numbered in the
-    order of their first grid point in row-major order (``_label_runs`` written out per grid point)."""
-    first, start, stop, number, count = _label_runs(ids)
-    labels = np.empty(ids.shape, np.int64)
-    _fill_runs(np.arange(count), first, start, stop, number, labels)
-    return labels, count
-
-
 def _generator(rng) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
