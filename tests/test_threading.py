@@ -1,4 +1,5 @@
-"""Parallel kernels and processes: a process that stepped the simulator can still fork workers.
+"""Parallel kernels and processes: a process that stepped the simulator can still fork workers, and TBB is the
+layer where its package is installed.
 
 With GNU OpenMP as Numba's threading layer, a fork after a parallel kernel ran leaves the children broken
 (``AsyncVectorEnv`` workers died with ``EOFError``). ``acres_gym.model.threading_layer`` selects a fork-safe layer.
@@ -7,10 +8,12 @@ With GNU OpenMP as Numba's threading layer, a fork after a parallel kernel ran l
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from acres_gym import RangerSim
 from acres_gym.model import threading_layer
@@ -58,3 +61,29 @@ def test_small_batches_run_on_the_calling_thread_and_both_kernels_agree():
     for field in ("position_m", "velocity_mps", "engine_rpm", "wheel_omega_rad_s", "fuel_used_kg"):
         np.testing.assert_array_equal(sims[0].state[field], sims[1].state[field])
     assert np.all(sims[0].state.position_m[1:, 0] > 0.0)                                 # they drove
+
+
+LAYER_IN_USE = """
+import numba, acres_gym
+from acres_gym.model import threading_layer
+acres_gym.RangerSim(threading_layer.PARALLEL_MIN_VEHICLES).step(2)
+print(numba.threading_layer(), threading_layer.TBB_PATH)
+"""
+
+
+def _run(code: str, **environ) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**env, **environ})
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and platform.machine() == "x86_64"),
+                    reason="the tbb package is a dependency on x86-64 Linux only")
+def test_the_parallel_kernel_runs_on_tbb_and_the_users_choice_wins():
+    result = _run(LAYER_IN_USE)
+    assert result.returncode == 0, result.stderr[-3000:]
+    layer, path = result.stdout.split()
+    assert layer == "tbb" and path.endswith("libtbb.so.12") and os.path.isfile(path)
+    result = _run(LAYER_IN_USE, NUMBA_THREADING_LAYER="workqueue")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["workqueue", "None"]
