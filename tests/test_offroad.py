@@ -13,7 +13,15 @@ import pytest
 import acres_gym  # noqa: F401
 from acres_gym.params import load_vehicle
 from acres_gym.terrain import Terrain, default_surfaces
-from acres_gym.terrain.offroad import offroad_episode, resolve_config, route, route_grid
+from acres_gym.terrain.offroad import (
+    _draw_once,
+    _search,
+    _search_heap,
+    offroad_episode,
+    resolve_config,
+    route,
+    route_grid,
+)
 from acres_gym.terrain.trafficability import grade_limit_table
 
 NAV = "acres_gym/RangerOffroadNavigation-v0"
@@ -199,6 +207,55 @@ def test_generator_is_a_pure_function_of_its_seed_and_solvable(limits):
     assert not grid.blocked[cells].any()
     with pytest.raises(ValueError, match="hill_height_m"):
         offroad_episode(0, {"hill_height_m": [5, 1]}, table, lim)
+
+
+def _search_both(grid_arrays, **changes):
+    """``(found, dist, pred, need_l)`` of the bucket search and of the heap search on the same inputs (the output
+    arrays start with junk, so their initialisation counts too)."""
+    args = {**grid_arrays, **changes}
+    out = []
+    for search in (_search, _search_heap):
+        shape = args["height"].shape
+        dist, pred, need_l = np.full(shape, 7.0), np.full(shape, 7, np.int64), np.ones(shape, dtype=bool)
+        found = search(args["height"], args["lim_h"], args["lim_l"], args["blocked"], args["cell"], args["sj"],
+                       args["si"], args["tj"], args["ti"], args["margin"], args["max_side"], args["speed_h"],
+                       args["speed_l"], dist, pred, need_l)
+        out.append((found, dist, pred, need_l))
+    return out
+
+
+def test_route_search_pops_what_the_heap_search_pops(limits):
+    """The bucket queue of ``_search`` gives the heap search's times, predecessors and gears bit for bit: on
+    drawn route grids, with the goal walled in, on flat ground (ties everywhere), from the goal itself, with
+    other speeds and with speeds that take the heap fallback."""
+    table, lim = limits
+    c = resolve_config({})
+    rng = np.random.default_rng(3)
+    reached = 0
+    for seed in range(12):
+        ep = _draw_once(np.random.default_rng(seed), c, table)
+        grid = route_grid(ep.terrain, ep.no_go, lim, c["route_cell_m"], c["no_go_clearance_m"])
+        (sj, si), (tj, ti) = grid.index(*ep.start_xy), grid.index(*ep.goal_xy)
+        blocked = grid.blocked.copy()
+        blocked[sj, si] = blocked[tj, ti] = False
+        base = {"height": grid.height_m, "lim_h": grid.limit_h, "lim_l": grid.limit_l, "blocked": blocked,
+                "cell": float(grid.cell_m), "sj": sj, "si": si, "tj": tj, "ti": ti, "margin": c["grade_margin"],
+                "max_side": c["max_side_grade"], "speed_h": 6.0, "speed_l": 3.0}
+        walled = blocked.copy()
+        walled[tj - 1:tj + 2, ti - 1:ti + 2] = True
+        walled[tj, ti] = False
+        corner = dict(base, sj=0, si=0, tj=grid.height_m.shape[0] - 1, ti=grid.height_m.shape[1] - 1,
+                      blocked=np.zeros_like(blocked))
+        variants = [{}, {"blocked": walled}, {"height": np.round(grid.height_m)},
+                    {"height": np.zeros_like(grid.height_m)}, {"tj": sj, "ti": si}, {"speed_h": 5.0, "speed_l": 2.5},
+                    {"speed_l": 0.05}, {"speed_h": math.inf}, {"cell": float(rng.uniform(1.0, 3.0))}, corner]
+        for change in variants:
+            new, old = _search_both(base, **change)
+            assert new[0] == old[0]
+            reached += bool(new[0])
+            for a, b in zip(new[1:], old[1:], strict=True):
+                assert np.array_equal(a, b), change.keys()
+    assert 60 <= reached < 120  # both outcomes met: the walled goal is not reached
 
 
 def test_redraw_share(limits):
