@@ -334,3 +334,32 @@ def test_vector_infos_equal_their_numpy_definition(env_id):
     b.steps[3], b.stats["distance_m"][4], b.stats["fuel0_kg"][5] = 0, 0.0, np.nan
     assert _same_tree(b.infos(), _reference_infos(b))
     venv.close()
+
+
+@pytest.mark.parametrize("env_id", ["acres_gym/RangerPathFollowing-v2", "acres_gym/RangerOffroadNavigation-v0"])
+def test_single_env_info_is_its_row_of_the_vector_infos(env_id):
+    """``info_row`` (the single env's info) equals ``info_of(infos(), i)`` value for value and type for type,
+    for a vehicle of a batch of one and of a larger batch, with the guarded branches taken too."""
+    for n, i in ((1, 0), (4, 2)):
+        venv = gymnasium.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point")
+        venv.reset(seed=5)
+        b = venv.unwrapped._batch
+        rng = np.random.default_rng(1)
+        for _ in range(12):
+            venv.step(rng.uniform(-1, 1, (n, *venv.single_action_space.shape)).astype(np.float32))
+        for poison in (False, True):
+            if poison:  # non-finite measures and fuel, no steps and no distance
+                b.frame.speed_mps[i], b.frame.task.lateral_error_m[i] = np.nan, np.inf
+                b.steps[i], b.stats["distance_m"][i], b.stats["fuel0_kg"][i] = 0, 0.0, np.nan
+            row = b.info_row(i)
+            expected = b.info_of(b.infos(), i)
+            assert list(row) == list(expected)
+            for key, value in row.items():
+                want = expected[key]
+                assert type(value) is type(want), key
+                if isinstance(value, dict):
+                    assert list(value) == list(want) and all(
+                        np.float64(value[k]).tobytes() == np.float64(want[k]).tobytes() for k in value)
+                else:
+                    assert np.array(value).tobytes() == np.array(want).tobytes(), key
+        venv.close()
