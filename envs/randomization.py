@@ -117,7 +117,7 @@ def _params_for(base_bytes: bytes, overrides: tuple) -> np.ndarray:
     """The finalised record of the base record with ``overrides`` applied (cached by its inputs)."""
     from acres_gym.schema import PARAMS_DTYPE
 
-    rec = np.frombuffer(base_bytes, dtype=PARAMS_DTYPE).copy().view(np.recarray)
+    rec = np.recarray(1, PARAMS_DTYPE, buf=bytearray(base_bytes))  # a copy (numpy's copy of the record: 15x slower)
     if overrides:
         set_parameters(rec[0], dict(overrides))
         finalize_parameters(rec[0])
