@@ -87,3 +87,21 @@ def test_the_parallel_kernel_runs_on_tbb_and_the_users_choice_wins():
     result = _run(LAYER_IN_USE, NUMBA_THREADING_LAYER="workqueue")
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["workqueue", "None"]
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and platform.machine() == "x86_64"),
+                    reason="the tbb package is a dependency on x86-64 Linux only")
+def test_the_tbb_runtime_is_found_through_the_package_when_not_under_the_prefix(monkeypatch, tmp_path):
+    """A ``--user`` or ``--prefix`` install puts the library elsewhere than ``sys.prefix/lib``: the package's
+    file list finds it; without the package there is nothing to load."""
+    import importlib.metadata
+
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    path = threading_layer._load_tbb()
+    assert path is not None and path.endswith(threading_layer.TBB_LIBRARY) and os.path.isfile(path)
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "files", missing)
+    assert threading_layer._load_tbb() is None

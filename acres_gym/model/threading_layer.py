@@ -41,19 +41,21 @@ def _load_tbb() -> str | None:
     to ``workqueue``)."""
     if not sys.platform.startswith("linux"):
         return None
+    path = Path(sys.prefix, "lib", TBB_LIBRARY)  # where pip puts the wheel's data files (a venv, a system install)
+    if not path.is_file():  # elsewhere (a --user or --prefix install): the package's file list says where
+        try:
+            files = importlib.metadata.files("tbb") or ()
+        except importlib.metadata.PackageNotFoundError:
+            return None
+        located = [Path(file.locate()) for file in files if file.name == TBB_LIBRARY]
+        if not located:
+            return None
+        path = located[0]
     try:
-        files = importlib.metadata.files("tbb") or ()
-    except importlib.metadata.PackageNotFoundError:
+        ctypes.CDLL(str(path.resolve()), mode=ctypes.RTLD_GLOBAL)
+    except OSError:
         return None
-    for file in files:
-        if file.name == TBB_LIBRARY:
-            path = str(Path(file.locate()).resolve())
-            try:
-                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-            except OSError:
-                return None
-            return path
-    return None
+    return str(path.resolve())
 
 
 if not os.environ.get("NUMBA_THREADING_LAYER"):
@@ -73,4 +75,3 @@ batch of 2, 8 and 32 vehicles ran 0.91, 0.90 and 0.96 times as fast in parallel 
 def use_parallel(n_vehicles: int) -> bool:
     """Whether a call advancing ``n_vehicles`` should use the parallel kernel."""
     return n_vehicles >= PARALLEL_MIN_VEHICLES and numba.get_num_threads() > 1
-
