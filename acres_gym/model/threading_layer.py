@@ -15,7 +15,9 @@ finishes with the threads that got the cores; ``workqueue`` hands each thread a 
 slowest. Measured on 2 shared cores (``python -m acres_gym.envs.bench``, two runs per layer, alternating): the
 physics of 64 vehicles 103,600-104,400 vehicle-steps/s on TBB against 60,100-69,200 on ``workqueue`` (one
 thread: 54,700-59,200), of 16 vehicles 88,000-95,200 against 29,500-37,200; the 64-vehicle vector env with
-resets 52,200-54,000 against 29,900-33,400. The ``tbb`` wheel puts its library in the environment's ``lib``
+resets 52,200-54,000 against 29,900-33,400. ``python -m acres_gym.tools.bench --quick`` on the same machine: a
+64-vehicle call of 6 ticks 2.08-2.14x the one-vehicle rate on TBB, 1.14x on ``workqueue``, whose empty call
+(``step(0)``) took 87 us against 10-11 us. The ``tbb`` wheel puts its library in the environment's ``lib``
 directory, where Numba's own lookup (the library's name alone) does not search; ``_load_tbb`` loads it by its
 path first, and Numba's lookup then finds it loaded.
 ``workqueue`` is not thread-safe: without TBB, step one simulator per thread at most.
