@@ -278,22 +278,24 @@ _PER_STEP = 32  # queue buckets per shortest step (any value >= 2 gives the same
 
 @njit(inline="always")
 def _step_cost(hp, hq, lhp, lhq, llp, llq, ha, hb, across, length, side_den, step_h, step_l, margin, max_side):
-    """(time, needs L) of the step p -> q, time < 0 when it is not drivable: the expressions of
-    ``_search_heap`` in the same order (``length`` and ``side_den`` are its ``cell * sqrt(..)`` and
-    ``2.0 * cell * sqrt(..)``, ``step_h`` / ``step_l`` its ``length / speed``)."""
+    """(drivable, time, needs L) of the step p -> q of ``length`` (``cell * sqrt(dj^2 + di^2)``) between the
+    heights ``hp``, ``hq`` and H / L grade limits ``lh*``, ``ll*`` of its cells: its grade, its side slope from
+    the heights ``ha``, ``hb`` of the cells across it (when ``across``: both exist) over ``side_den`` (twice
+    the length), then H where both cells' H limit allows the grade, else L, else not drivable; the time is
+    ``step_h`` or ``step_l`` (``length / speed``). Both searches cost their steps here."""
     grade = (hq - hp) / length
     side = 0.0
     if across:
         side = abs(ha - hb) / side_den
     if side > max_side:
-        return -1.0, False
+        return False, 0.0, False
     limit_h = min(lhp, lhq)
     limit_l = min(llp, llq)
     if grade <= margin * limit_h and limit_h > 0.0:
-        return step_h, False
+        return True, step_h, False
     elif grade <= margin * limit_l and limit_l > 0.0:
-        return step_l, True
-    return -1.0, False
+        return True, step_l, True
+    return False, 0.0, False
 
 
 @njit(cache=True, nogil=True)
@@ -335,21 +337,16 @@ def _search_heap(height, lim_h, lim_l, blocked, cell, sj, si, tj, ti, margin, ma
                 if qj < 0 or qj >= gy or qi < 0 or qi >= gx or blocked[qj, qi]:
                     continue
                 length = cell * math.sqrt(dj * dj + di * di)
-                grade = (height[qj, qi] - height[j, i]) / length
                 # side slope: the height change across the step, from the neighbours on either side
-                side = 0.0
                 aj, ai, bj, bi = j - di, i + dj, j + di, i - dj
-                if 0 <= aj < gy and 0 <= ai < gx and 0 <= bj < gy and 0 <= bi < gx:
-                    side = abs(height[aj, ai] - height[bj, bi]) / (2.0 * cell * math.sqrt(dj * dj + di * di))
-                if side > max_side:
-                    continue
-                limit_h = min(lim_h[j, i], lim_h[qj, qi])
-                limit_l = min(lim_l[j, i], lim_l[qj, qi])
-                if grade <= margin * limit_h and limit_h > 0.0:
-                    step, low = length / speed_h, False
-                elif grade <= margin * limit_l and limit_l > 0.0:
-                    step, low = length / speed_l, True
-                else:
+                across = 0 <= aj < gy and 0 <= ai < gx and 0 <= bj < gy and 0 <= bi < gx
+                ha = height[aj, ai] if across else 0.0
+                hb = height[bj, bi] if across else 0.0
+                ok, step, low = _step_cost(height[j, i], height[qj, qi], lim_h[j, i], lim_h[qj, qi], lim_l[j, i],
+                                           lim_l[qj, qi], ha, hb, across, length,
+                                           2.0 * cell * math.sqrt(dj * dj + di * di), length / speed_h,
+                                           length / speed_l, margin, max_side)
+                if not ok:
                     continue
                 nd = d + step
                 if nd < dist[qj, qi]:
@@ -376,9 +373,8 @@ def _search(height, lim_h, lim_l, blocked, cell, sj, si, tj, ti, margin, max_sid
       ``smin / _PER_STEP`` than ``d`` (``int(t * inv_w)`` never decreases with t); a bucket is complete
       when its turn comes, and its entries are sorted by (time, index) then. Entries a shorter time
       replaced are dropped, as the heap skips them (``d > dist``). The search stops at the target.
-    - each step's time and gear come from the same float expressions in the same order
-      (``_step_cost``); ``cell * sqrt(..)`` and ``length / speed`` are computed once per direction,
-      the same roundings of the same operands.
+    - each step's time and gear come from the same function (``_step_cost``); ``cell * sqrt(..)`` and
+      ``length / speed`` are computed once per direction, the same roundings of the same operands.
     - neighbours already popped are skipped before their step is costed: popped times never decrease,
       so for them ``d + step < dist`` is always False in the heap search too.
     Steps of no time, negative or non-finite time (speeds <= 0, cell <= 0, NaN), or whose times differ
@@ -467,8 +463,9 @@ def _search(height, lim_h, lim_l, blocked, cell, sj, si, tj, ti, margin, max_sid
                     q = p + off[k]
                     if closed[q]:
                         continue
-                    step, low = _step_cost(hp, h[q], lhp, lh[q], llp, ll[q], h[p + soff_a[k]], h[p + soff_b[k]],
-                                           True, length[k], side_den[k], step_h[k], step_l[k], margin, max_side)
+                    ok, step, low = _step_cost(hp, h[q], lhp, lh[q], llp, ll[q], h[p + soff_a[k]],
+                                               h[p + soff_b[k]], True, length[k], side_den[k], step_h[k],
+                                               step_l[k], margin, max_side)
                 else:
                     j = p // gx
                     i = p - j * gx
@@ -484,9 +481,9 @@ def _search(height, lim_h, lim_l, blocked, cell, sj, si, tj, ti, margin, max_sid
                     ha = hb = 0.0
                     if across:
                         ha, hb = h[aj * gx + ai], h[bj * gx + bi]
-                    step, low = _step_cost(hp, h[q], lhp, lh[q], llp, ll[q], ha, hb, across,
-                                           length[k], side_den[k], step_h[k], step_l[k], margin, max_side)
-                if step < 0.0:
+                    ok, step, low = _step_cost(hp, h[q], lhp, lh[q], llp, ll[q], ha, hb, across, length[k],
+                                               side_den[k], step_h[k], step_l[k], margin, max_side)
+                if not ok:
                     continue
                 nd = d + step
                 if nd < dd[q]:
