@@ -64,11 +64,11 @@ from acres_gym.terrain import (
     TerrainStack,
     default_surfaces,
     flat,
+    graded_height,
     grid_axes,
     make_surface_table,
     patch_maps,
     rough,
-    with_grade,
     with_wetness,
 )
 from acres_gym.terrain.grid import MAX_GRID_POINTS
@@ -338,8 +338,10 @@ class Randomizer:
         summary["roughness_m"] = roughness
         grade = draw_in_range(rng, t["grade_pct"])
         direction_deg = draw_in_range(rng, t["grade_direction_deg"])
-        if grade != 0.0:
-            terrain = with_grade(terrain, grade, math.radians(direction_deg), through_xy=spawn_xy)
+        if grade != 0.0:  # the fresh terrain's surface maps are kept, not copied
+            height = graded_height(terrain, grade, math.radians(direction_deg), through_xy=spawn_xy)
+            terrain = Terrain._unchecked(height, terrain.surface_id, terrain.wetness, terrain.origin_x_m,
+                                         terrain.origin_y_m, terrain.cell_m, terrain.table)
         summary["grade_pct"] = grade
         summary["grade_direction_deg"] = direction_deg
         return terrain, summary

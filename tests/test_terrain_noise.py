@@ -139,3 +139,26 @@ def test_generated_terrains_pass_the_terrain_checks():
             assert np.array_equal(array, getattr(checked, name))
         assert (built.origin_x_m, built.origin_y_m, built.cell_m) == (checked.origin_x_m, checked.origin_y_m,
                                                                         checked.cell_m)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_grade_kernel_equals_the_plane_expression_bit_for_bit(case):
+    """``with_grade`` adds the plane in one jitted pass: the heights are those of the array expression
+    ``height + grade (cos d x + sin d y)`` (x, y from the grid's origin, minus the point the plane passes through),
+    and the surface maps are copies."""
+    from acres_gym.terrain import graded_height, rough, with_grade
+
+    rng = np.random.default_rng(case)
+    terrain = rough(case, 0.2, size_m=float(rng.uniform(20, 120)), cell_m=float(rng.choice([0.5, 1.0, 2.0])),
+                    surface="grass", hill_wavelength_m=10.0, bump_wavelength_m=2.0, spawn_xy=(1.0, -2.0))
+    percent, direction = float(rng.uniform(-80, 80)), float(rng.uniform(-7, 7))
+    through = (float(rng.uniform(-30, 30)), float(rng.uniform(-30, 30)))
+    ny, nx = terrain.shape
+    x = terrain.origin_x_m + terrain.cell_m * np.arange(nx) - through[0]
+    y = terrain.origin_y_m + terrain.cell_m * np.arange(ny) - through[1]
+    expected = terrain.height_m + percent / 100.0 * (np.cos(direction) * x[None, :] + np.sin(direction) * y[:, None])
+    tilted = with_grade(terrain, percent, direction, through)
+    assert np.array_equal(tilted.height_m, expected)
+    assert np.array_equal(graded_height(terrain, percent, direction, through), expected)
+    assert np.array_equal(tilted.surface_id, terrain.surface_id) and tilted.surface_id is not terrain.surface_id
+    assert np.array_equal(tilted.wetness, terrain.wetness) and tilted.wetness is not terrain.wetness

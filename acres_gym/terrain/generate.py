@@ -600,15 +600,36 @@ def with_grade(terrain: Terrain, percent: float, direction_rad: float = 0.0, thr
     The plane is exact under the bilinear interpolation, so on level ground the gradient is
     ``percent / 100 (cos d, sin d)`` everywhere inside the grid; on rough ground it adds to the bumps.
     """
+    return Terrain._unchecked(graded_height(terrain, percent, direction_rad, through_xy), terrain.surface_id.copy(),
+                              terrain.wetness.copy(), terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m,
+                              terrain.table)
+
+
+def graded_height(terrain: Terrain, percent: float, direction_rad: float = 0.0, through_xy=(0.0, 0.0)
+                  ) -> np.ndarray:
+    """The heights of ``with_grade`` (a new array; the terrain is unchanged), for a caller that keeps the
+    terrain's surface maps or replaces them."""
     grade = _number("percent", percent, -1000.0, 1000.0) / 100.0
     direction = _number("direction_rad", direction_rad)
     x0, y0 = (_number("through_xy[0]", through_xy[0]), _number("through_xy[1]", through_xy[1]))
-    ny, nx = terrain.shape
-    x = terrain.origin_x_m + terrain.cell_m * np.arange(nx) - x0
-    y = terrain.origin_y_m + terrain.cell_m * np.arange(ny) - y0
-    plane = grade * (math.cos(direction) * x[None, :] + math.sin(direction) * y[:, None])
-    return Terrain._unchecked(terrain.height_m + plane, terrain.surface_id.copy(), terrain.wetness.copy(),
-                              terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m, terrain.table)
+    out = np.empty(terrain.shape)
+    _add_plane(terrain.height_m, terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m, grade, math.cos(direction),
+               math.sin(direction), x0, y0, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _add_plane(height, origin_x, origin_y, cell, grade, cos_d, sin_d, x0, y0, out):
+    """``out[j, i] = height[j, i] + grade (cos_d x_i + sin_d y_j)`` with x_i = origin_x + cell i - x0 and y_j =
+    origin_y + cell j - y0: the plane of ``with_grade``, rounded as its array expression rounds it."""
+    ny, nx = height.shape
+    cx = np.empty(nx)
+    for i in range(nx):
+        cx[i] = cos_d * (origin_x + cell * i - x0)
+    for j in range(ny):
+        sy = sin_d * (origin_y + cell * j - y0)
+        for i in range(nx):
+            out[j, i] = height[j, i] + grade * (cx[i] + sy)
 
 
 # --------------------------------------------------------------------------- files
