@@ -14,7 +14,12 @@ import acres_gym  # noqa: F401
 from acres_gym.params import load_vehicle
 from acres_gym.terrain import Terrain, default_surfaces
 from acres_gym.terrain.offroad import (
+    _add_scaled,
+    _blocked_cells,
     _draw_once,
+    _fill_disc,
+    _grade_lookup,
+    _hill_exponent,
     _search,
     _search_heap,
     offroad_episode,
@@ -22,7 +27,7 @@ from acres_gym.terrain.offroad import (
     route,
     route_grid,
 )
-from acres_gym.terrain.trafficability import grade_limit_table
+from acres_gym.terrain.trafficability import grade_limit_table, wetness_bin
 
 NAV = "acres_gym/RangerOffroadNavigation-v0"
 SMALL = {"randomization": {"terrain": {"size_m": 200.0}}, "task_options": {"terrain": {"goal_distance_m": [60, 100]}}}
@@ -256,6 +261,119 @@ def test_route_search_pops_what_the_heap_search_pops(limits):
             for a, b in zip(new[1:], old[1:], strict=True):
                 assert np.array_equal(a, b), change.keys()
     assert 60 <= reached < 120  # both outcomes met: the walled goal is not reached
+
+
+def _numpy_window(x, y, cx, cy, r):
+    """The generator's window by its numpy definition: index slices and squared distances of the points within r."""
+    i0, i1 = np.searchsorted(x, cx - r), np.searchsorted(x, cx + r, side="right")
+    j0, j1 = np.searchsorted(y, cy - r), np.searchsorted(y, cy + r, side="right")
+    return (slice(j0, j1), slice(i0, i1)), (x[None, i0:i1] - cx) ** 2 + (y[j0:j1, None] - cy) ** 2
+
+
+def test_hill_and_disc_kernels_give_the_numpy_formulas():
+    """A hill adds ``h * np.exp(-d2 / (2 s s))`` over the points within 4 s, a disc marks ``d2 <= r * r``, both
+    over the window ``np.searchsorted`` bounds: bit for bit, on windows inside, across and beyond the edges."""
+    rng = np.random.default_rng(8)
+    for cell in (2.0, 1.7):
+        x, y = -150.3 + cell * np.arange(151), -149.1 + cell * np.arange(143)
+        base = rng.normal(0.0, 0.3, (143, 151))
+        for _ in range(100):
+            cx, cy = (float(v) for v in rng.uniform(-260.0, 260.0, 2))
+            s, h, r = float(rng.uniform(0.3, 40.0)), float(rng.uniform(-5.0, 15.0)), float(rng.uniform(0.0, 30.0))
+            expected = base.copy()
+            sl, d2 = _numpy_window(x, y, cx, cy, 4.0 * s)
+            expected[sl] += h * np.exp(-d2 / (2.0 * s * s))
+            height = base.copy()
+            j0, i0, shape = _hill_exponent(x, y, cx, cy, s)
+            _add_scaled(height, j0, i0, np.exp(shape, out=shape), h)
+            assert height.tobytes() == expected.tobytes()
+            sl, d2 = _numpy_window(x, y, cx, cy, r)
+            mask = np.zeros(base.shape, dtype=bool)
+            mask[sl] = d2 <= r * r
+            no_go, sid = np.zeros(base.shape, dtype=bool), np.full(base.shape, 3, dtype=np.int32)
+            _fill_disc(no_go, x, y, cx, cy, r, True)
+            _fill_disc(sid, x, y, cx, cy, r, 7)
+            assert np.array_equal(no_go, mask) and np.array_equal(sid, np.where(mask, 7, 3))
+
+
+def _rolled_blocked(no_go, grow, edge):
+    """The blocked cells by their numpy definition: the no-go cells grown with np.roll, then the edges."""
+    blocked = no_go.copy()
+    for dj in range(-grow, grow + 1):
+        for di in range(-grow, grow + 1):
+            if grow > 0 and dj * dj + di * di <= grow * grow:
+                blocked |= np.roll(np.roll(no_go, dj, axis=0), di, axis=1)
+    if edge > 0:
+        blocked[:edge, :] = blocked[-edge:, :] = True
+        blocked[:, :edge] = blocked[:, -edge:] = True
+    return blocked
+
+
+def test_route_grid_kernels_give_the_numpy_definitions(limits):
+    """The route grid's grades are the fancy index of ``wetness_bin``'s bins (half-way wetness included; a NaN
+    raises), its blocked cells the np.roll growth (wrapping around the grid) and edges, its heights numpy's
+    block means (-0.0 becomes 0.0 at one point a cell)."""
+    table, lim = limits
+    rng = np.random.default_rng(9)
+    for shape in ((7, 9), (23, 31)):
+        for share in (0.02, 0.2):
+            no_go = rng.random(shape) < share
+            no_go[0, -1] = no_go[-1, 0] = True  # growth from the corners wraps around
+            for grow in (-1, 0, 1, 2, 3, 5, 12):
+                for edge in (-2, 0, 1, 2, 40):
+                    assert np.array_equal(_blocked_cells(no_go, grow, edge), _rolled_blocked(no_go, max(grow, 0), edge))
+    ny, nx = 41, 38
+    height = rng.normal(0.0, 2.0, (ny, nx))
+    height[::5, ::3] = -0.0
+    sid = rng.integers(0, len(table.records), (ny, nx)).astype(np.int32)
+    wetness = np.concatenate([(np.arange(10) + 0.5) / 10.0, np.nextafter((np.arange(10) + 0.5) / 10.0, 1.0),
+                              np.nextafter((np.arange(10) + 0.5) / 10.0, 0.0), [0.0, 1.0]])
+    wetness = rng.choice(np.concatenate([wetness, rng.random(200)]), (ny, nx))
+    terrain = Terrain(height, sid, wetness, -37.0, -40.0, 2.0, table=table)
+    no_go = rng.random((ny, nx)) < 0.05
+    for cell_m, k in ((2.0, 1), (4.0, 2), (6.0, 3)):
+        grid = route_grid(terrain, no_go, lim, cell_m, 5.0, 6.0)
+        gy, gx = ny // k, nx // k
+        wet = wetness_bin(wetness[:gy * k, :gx * k])
+        for got, ax in ((grid.limit_h, 0), (grid.limit_l, 1)):
+            expected = lim[:, :, ax, 2][sid[:gy * k, :gx * k], wet].reshape(gy, k, gx, k).min(axis=(1, 3))
+            assert got.tobytes() == expected.tobytes()
+        expected = height[:gy * k, :gx * k].reshape(gy, k, gx, k).mean(axis=(1, 3))
+        assert grid.height_m.tobytes() == expected.tobytes()
+        cells = no_go[:gy * k, :gx * k].reshape(gy, k, gx, k).any(axis=(1, 3))
+        assert np.array_equal(grid.blocked, _rolled_blocked(cells, math.ceil(5.0 / cell_m), math.ceil(6.0 / cell_m)))
+    assert np.signbit(route_grid(terrain, no_go, lim, 2.0, 5.0).height_m).sum() < np.signbit(height).sum()
+    wetness[3, 4] = np.nan
+    with pytest.raises(IndexError):
+        _grade_lookup(lim[:, :, 0, 2], lim[:, :, 1, 2], sid, wetness)
+
+
+def test_route_points_follow_the_search(limits):
+    """``route``'s cells walk the search's predecessors back from the goal, each at its cell centre, with the
+    search's gear; the first and last points are the start and goal themselves."""
+    table, lim = limits
+    c = resolve_config({})
+    for seed in range(4):
+        ep = _draw_once(np.random.default_rng(seed), c, table)
+        grid = route_grid(ep.terrain, ep.no_go, lim, c["route_cell_m"], c["no_go_clearance_m"])
+        found = route(grid, ep.start_xy, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
+        if found is None:
+            continue
+        (sj, si), (tj, ti) = grid.index(*ep.start_xy), grid.index(*ep.goal_xy)
+        blocked = grid.blocked.copy()
+        blocked[sj, si] = blocked[tj, ti] = False
+        shape = grid.height_m.shape
+        dist, pred, need_l = np.empty(shape), np.empty(shape, np.int64), np.empty(shape, dtype=bool)
+        assert _search(grid.height_m, grid.limit_h, grid.limit_l, blocked, grid.cell_m, sj, si, tj, ti,
+                       c["grade_margin"], c["max_side_grade"], 6.0, 3.0, dist, pred, need_l)
+        cells = [(tj, ti)]
+        while cells[-1] != (sj, si):
+            cells.append(divmod(int(pred[cells[-1]]), shape[1]))
+        cells.reverse()
+        points = np.array([grid.xy(j, i) for j, i in cells])
+        points[0], points[-1] = ep.start_xy, ep.goal_xy
+        assert np.array_equal(found.points, points) and found.time_s == dist[tj, ti]
+        assert np.array_equal(found.need_l, [need_l[cell] for cell in cells])
 
 
 def test_redraw_share(limits):

@@ -39,7 +39,7 @@ from numba import njit
 from acres_gym.terrain.generate import rough, with_patches
 from acres_gym.terrain.grid import Terrain
 from acres_gym.terrain.surfaces import SurfaceTable
-from acres_gym.terrain.trafficability import wetness_bin
+from acres_gym.terrain.trafficability import WETNESS_BINS
 
 DEFAULTS: dict[str, Any] = {
     "size_m": 300.0,  # square terrain, m
@@ -136,6 +136,53 @@ def _pick(rng, weights: Mapping) -> str:
     return names[int(rng.choice(len(names), p=w / w.sum()))]
 
 
+@njit(cache=True, nogil=True)
+def _window(x_m, y_m, cx_m, cy_m, r_m):
+    """Index bounds ``(j0, j1, i0, i1)`` of the grid points within ``r_m`` of (cx, cy) along each axis:
+    ``np.searchsorted`` of ``cx - r`` (left) and ``cx + r`` (right) in the sorted ``x_m``, the same in ``y_m``."""
+    i0, i1 = np.searchsorted(x_m, cx_m - r_m), np.searchsorted(x_m, cx_m + r_m, side="right")
+    j0, j1 = np.searchsorted(y_m, cy_m - r_m), np.searchsorted(y_m, cy_m + r_m, side="right")
+    return j0, j1, i0, i1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _hill_exponent(x_m, y_m, cx_m, cy_m, radius_m):
+    """The exponent ``-d2 / (2 s s)`` of a Gaussian hill of radius ``s`` at (cx, cy) over its window (the points
+    within ``4 s``), ``d2 = (x - cx) ** 2 + (y - cy) ** 2``; returns ``(j0, i0, exponent)``, the window's first
+    row and column and a (rows, columns) array. A radius of 0 gives NaN and -inf as numpy's division does."""
+    j0, j1, i0, i1 = _window(x_m, y_m, cx_m, cy_m, 4.0 * radius_m)
+    den = 2.0 * radius_m * radius_m
+    out = np.empty((j1 - j0, i1 - i0))
+    for j in range(j0, j1):
+        dy = y_m[j] - cy_m
+        for i in range(i0, i1):
+            dx = x_m[i] - cx_m
+            out[j - j0, i - i0] = -(dx * dx + dy * dy) / den
+    return j0, i0, out
+
+
+@njit(cache=True, nogil=True)
+def _add_scaled(height_m, j0, i0, shape, scale_m):
+    """``height_m[j0 + a, i0 + b] += scale_m * shape[a, b]`` over ``shape`` (in place)."""
+    for a in range(shape.shape[0]):
+        for b in range(shape.shape[1]):
+            height_m[j0 + a, i0 + b] += scale_m * shape[a, b]
+
+
+@njit(cache=True, nogil=True)
+def _fill_disc(grid, x_m, y_m, cx_m, cy_m, r_m, value):
+    """``grid[j, i] = value`` (in place) at the points of ``_window(.., r)`` with
+    ``(x - cx) ** 2 + (y - cy) ** 2 <= r * r``."""
+    j0, j1, i0, i1 = _window(x_m, y_m, cx_m, cy_m, r_m)
+    r2 = r_m * r_m
+    for j in range(j0, j1):
+        dy = y_m[j] - cy_m
+        for i in range(i0, i1):
+            dx = x_m[i] - cx_m
+            if dx * dx + dy * dy <= r2:
+                grid[j, i] = value
+
+
 def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
     size = c["size_m"]
     half = 0.5 * size
@@ -161,26 +208,15 @@ def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
                            wetness_range=tuple(c["wetness"]))
     x, y = terrain.x_m, terrain.y_m
     height = terrain.height_m
+    sid = terrain.surface_id
     no_go = np.zeros(height.shape, dtype=bool)
 
     def keep_clear(cx, cy, r):  # features stay off the start and goal
         return math.hypot(cx - sx, cy - sy) > r + 8.0 and math.hypot(cx - gx, cy - gy) > r + 5.0
 
-    def window(cx, cy, r):  # index slices and squared distances of the grid points within r of (cx, cy)
-        i0, i1 = np.searchsorted(x, cx - r), np.searchsorted(x, cx + r, side="right")
-        j0, j1 = np.searchsorted(y, cy - r), np.searchsorted(y, cy + r, side="right")
-        d2 = (x[None, i0:i1] - cx) ** 2 + (y[j0:j1, None] - cy) ** 2
-        return (slice(j0, j1), slice(i0, i1)), d2
-
-    def hill(cx, cy, h, s):
-        sl, d2 = window(cx, cy, 4.0 * s)
-        height[sl] += h * np.exp(-d2 / (2.0 * s * s))
-
-    def disc(cx, cy, r):
-        sl, d2 = window(cx, cy, r)
-        mask = np.zeros(height.shape, dtype=bool)
-        mask[sl] = d2 <= r * r
-        return mask
+    def hill(cx, cy, h, s):  # height += h exp(-d2 / (2 s^2)) within 4 s (numpy's exp: libm's differs in the last bit)
+        j0, i0, shape = _hill_exponent(x, y, cx, cy, s)
+        _add_scaled(height, j0, i0, np.exp(shape, out=shape), h)
 
     for _ in range(_count(rng, c["hills"])):
         cx, cy = (float(v) for v in rng.uniform(-half, half, 2))
@@ -191,9 +227,8 @@ def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
         cx, cy = (float(v) for v in rng.uniform(-half, half, 2))
         r = _uniform(rng, c["no_go_radius_m"])
         if keep_clear(cx, cy, r):
-            no_go |= disc(cx, cy, r)
+            _fill_disc(no_go, x, y, cx, cy, r, True)
     kinds = []
-    sid = terrain.surface_id
     for _ in range(_count(rng, c["line_obstacles"])):
         t = float(rng.uniform(0.3, 0.7))
         cx, cy = sx + t * (gx - sx), sy + t * (gy - sy)
@@ -204,17 +239,18 @@ def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
         if r < 4.0:
             continue
         kinds.append(kind)
-        inside = disc(cx, cy, r)
         if kind == "no_go":
-            no_go |= inside
+            _fill_disc(no_go, x, y, cx, cy, r, True)
         elif kind == "soil":  # a weak soil over a rise its slopes make impassable for it (0.61 h / s = 0.35..0.6)
-            sid[inside] = table.surface_id(_pick(rng, c["obstacle_surfaces"]))
+            _fill_disc(sid, x, y, cx, cy, r, table.surface_id(_pick(rng, c["obstacle_surfaces"])))
             hill(cx, cy, float(rng.uniform(0.35, 0.6)) / 0.61 * r / 1.5, r / 1.5)
         else:  # a hill steeper than any soil lets the vehicle climb: 0.61 h / s of about 1
             hill(cx, cy, 1.7 * r / 1.5 * float(rng.uniform(0.9, 1.3)), r / 1.5)
     terrain = Terrain._unchecked(height, sid, terrain.wetness, terrain.origin_x_m, terrain.origin_y_m,
                                  terrain.cell_m, table)  # finite hills on a generated terrain, ids of table
-    summary = {"goal_distance_m": dist, "line_obstacles": ",".join(kinds), "no_go_share": float(no_go.mean())}
+    # the share as numpy's mean gives it: the count (exact) over the number of points
+    summary = {"goal_distance_m": dist, "line_obstacles": ",".join(kinds),
+               "no_go_share": float(np.count_nonzero(no_go) / no_go.size)}
     return OffroadEpisode(terrain, no_go, (sx, sy), yaw, (gx, gy), 0, summary)
 
 
@@ -232,12 +268,62 @@ class RouteGrid:
 
     def index(self, x: float, y: float) -> tuple[int, int]:
         gy, gx = self.height_m.shape
-        i = int(np.clip(round((x - self.origin_xy_m[0]) / self.cell_m), 0, gx - 1))
-        j = int(np.clip(round((y - self.origin_xy_m[1]) / self.cell_m), 0, gy - 1))
+        i = min(max(round((x - self.origin_xy_m[0]) / self.cell_m), 0), gx - 1)
+        j = min(max(round((y - self.origin_xy_m[1]) / self.cell_m), 0), gy - 1)
         return j, i
 
     def xy(self, j: int, i: int) -> tuple[float, float]:
         return self.origin_xy_m[0] + i * self.cell_m, self.origin_xy_m[1] + j * self.cell_m
+
+
+@njit(cache=True, nogil=True)
+def _grade_lookup(limit_h, limit_l, sid, wetness):
+    """The H and L climbable grades ``limit_h[sid, bin]``, ``limit_l[sid, bin]`` of every point, where ``bin`` is
+    ``wetness_bin(wetness)`` (``clip(rint(wetness * (WETNESS_BINS - 1)), 0, WETNESS_BINS - 1)``), as numpy's
+    fancy index gives them: a negative id counts from the end, an id or bin outside the tables (a NaN
+    wetness) raises IndexError. Table indices first, then the look-ups (two loops the compiler vectorises)."""
+    n_sid, n_wet = limit_h.shape
+    top = float(WETNESS_BINS - 1)
+    flat_h, flat_l = np.ascontiguousarray(limit_h).ravel(), np.ascontiguousarray(limit_l).ravel()
+    ids, wet = sid.ravel(), wetness.ravel()
+    index = np.empty(ids.size, np.int64)
+    inside = True
+    for k in range(ids.size):
+        s = ids[k] + n_sid if ids[k] < 0 else ids[k]
+        b = min(max(np.rint(wet[k] * top), 0.0), top)
+        inside &= (s >= 0) & (s < n_sid) & (b < n_wet) & (wet[k] == wet[k])
+        index[k] = s * n_wet + int(b)
+    if not inside:
+        raise IndexError("route grid: a surface id or wetness bin outside the grade-limit table")
+    out_h, out_l = np.empty(ids.size, flat_h.dtype), np.empty(ids.size, flat_l.dtype)
+    for k in range(ids.size):
+        out_h[k] = flat_h[index[k]]
+        out_l[k] = flat_l[index[k]]
+    return out_h.reshape(sid.shape), out_l.reshape(sid.shape)
+
+
+@njit(cache=True, nogil=True)
+def _blocked_cells(no_go, grow, edge):
+    """The blocked cells of the route grid from its no-go cells: every cell at ``dj^2 + di^2 <= grow^2`` cells
+    of a no-go cell, the offsets wrapping around the grid as ``np.roll`` does (``(j + dj) % gy``), then the
+    first and last ``edge`` rows and columns. ``grow <= 0`` and ``edge <= 0`` add nothing."""
+    gy, gx = no_go.shape
+    blocked = no_go.copy()
+    if grow > 0:
+        for j in range(gy):
+            for i in range(gx):
+                if not no_go[j, i]:
+                    continue
+                for dj in range(-grow, grow + 1):
+                    for di in range(-grow, grow + 1):
+                        if dj * dj + di * di <= grow * grow:
+                            blocked[(j + dj) % gy, (i + di) % gx] = True
+    if edge > 0:
+        blocked[:edge, :] = True
+        blocked[max(gy - edge, 0):, :] = True
+        blocked[:, :edge] = True
+        blocked[:, max(gx - edge, 0):] = True
+    return blocked
 
 
 def route_grid(terrain: Terrain, no_go: np.ndarray, grade_limits: np.ndarray, cell_m: float,
@@ -249,23 +335,19 @@ def route_grid(terrain: Terrain, no_go: np.ndarray, grade_limits: np.ndarray, ce
     h = terrain.height_m
     ny, nx = h.shape
     gy, gx = ny // k, nx // k
-    sid, wet = terrain.surface_id[:gy * k, :gx * k], wetness_bin(terrain.wetness[:gy * k, :gx * k])
-    lim_h = grade_limits[:, :, RANGE_H, AWD][sid, wet].reshape(gy, k, gx, k).min(axis=(1, 3))
-    lim_l = grade_limits[:, :, RANGE_L, AWD][sid, wet].reshape(gy, k, gx, k).min(axis=(1, 3))
-    height = h[:gy * k, :gx * k].reshape(gy, k, gx, k).mean(axis=(1, 3))
-    blocked = no_go[:gy * k, :gx * k].reshape(gy, k, gx, k).any(axis=(1, 3))
+    lim_h, lim_l = _grade_lookup(grade_limits[:, :, RANGE_H, AWD], grade_limits[:, :, RANGE_L, AWD],
+                                 terrain.surface_id[:gy * k, :gx * k], terrain.wetness[:gy * k, :gx * k])
+    if k == 1:  # blocks of one point: the mean is 0.0 + h (numpy's sum starts at 0.0, so -0.0 becomes 0.0)
+        height = 0.0 + h
+        no_go_cells = no_go[:gy, :gx].astype(bool, copy=False)
+    else:  # numpy's reductions (the mean's summation order is numpy's)
+        lim_h = lim_h.reshape(gy, k, gx, k).min(axis=(1, 3))
+        lim_l = lim_l.reshape(gy, k, gx, k).min(axis=(1, 3))
+        height = h[:gy * k, :gx * k].reshape(gy, k, gx, k).mean(axis=(1, 3))
+        no_go_cells = no_go[:gy * k, :gx * k].reshape(gy, k, gx, k).any(axis=(1, 3))
     grow = int(math.ceil(clearance_m / (k * terrain.cell_m)))
-    if grow > 0:
-        b = blocked.copy()
-        for dj in range(-grow, grow + 1):
-            for di in range(-grow, grow + 1):
-                if dj * dj + di * di <= grow * grow:
-                    b |= np.roll(np.roll(blocked, dj, axis=0), di, axis=1)
-        blocked = b
     edge = int(math.ceil(edge_m / (k * terrain.cell_m)))
-    if edge > 0:
-        blocked[:edge, :] = blocked[-edge:, :] = True
-        blocked[:, :edge] = blocked[:, -edge:] = True
+    blocked = _blocked_cells(no_go_cells, grow, edge)
     origin = (terrain.origin_x_m + 0.5 * (k - 1) * terrain.cell_m, terrain.origin_y_m + 0.5 * (k - 1) * terrain.cell_m)
     return RouteGrid(origin, k * terrain.cell_m, height, lim_h, lim_l, blocked)
 
@@ -504,6 +586,29 @@ def _search(height, lim_h, lim_l, blocked, cell, sj, si, tj, ti, margin, max_sid
     return False
 
 
+@njit(cache=True, nogil=True)
+def _route_points(pred, need_l, source, target, origin_x_m, origin_y_m, cell_m):
+    """The cells from ``source`` to ``target`` (flat indices) along the predecessors ``pred`` of the search:
+    their centres ``(origin_x + i cell, origin_y + j cell)`` (M, 2), m, and ``need_l`` of each."""
+    gx = pred.shape[1]
+    flat_pred, flat_low = pred.ravel(), need_l.ravel()
+    n, node = 1, target
+    while node != source:
+        node = flat_pred[node]
+        n += 1
+    points, low = np.empty((n, 2)), np.empty(n, np.bool_)
+    node = target
+    for m in range(n - 1, -1, -1):
+        j = node // gx
+        i = node - j * gx
+        points[m, 0] = origin_x_m + i * cell_m
+        points[m, 1] = origin_y_m + j * cell_m
+        low[m] = flat_low[node]
+        if m > 0:
+            node = flat_pred[node]
+    return points, low
+
+
 @dataclass
 class Route:
     """A route on the grid: world points (M, 2), whether the step into each point needs L, travel time."""
@@ -531,13 +636,8 @@ def route(grid: RouteGrid, start_xy, goal_xy, margin: float = DEFAULTS["grade_ma
                  float(margin), float(max_side), float(speed_h_mps), float(speed_l_mps), dist, pred, need_l)
     if not ok:
         return None
-    gx = shape[1]
-    nodes = [tj * gx + ti]
-    while nodes[-1] != sj * gx + si:
-        nodes.append(int(pred[nodes[-1] // gx, nodes[-1] % gx]))
-    nodes.reverse()
-    pts = np.array([grid.xy(n // gx, n % gx) for n in nodes])
-    low = np.array([bool(need_l[n // gx, n % gx]) for n in nodes])
+    pts, low = _route_points(pred, need_l, sj * shape[1] + si, tj * shape[1] + ti, float(grid.origin_xy_m[0]),
+                             float(grid.origin_xy_m[1]), float(grid.cell_m))
     pts[0] = start_xy
     pts[-1] = goal_xy
     return Route(pts, low, float(dist[tj, ti]))
