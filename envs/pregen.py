@@ -82,11 +82,25 @@ class _Beside:
     pool: ThreadPoolExecutor | None = None
 
 
+_worker = threading.local()  # ``_worker.active``: this thread is a pre-generation worker
+
+
 def beside(fn: Callable[..., Any], *args: Any) -> Future:
     """Run ``fn(*args)`` in the process's side thread and return its future: one part of a draw that does not
     depend on the rest (the surface patches beside the heights, ``acres_gym.envs.randomization``), so a draw
     the caller waits for takes both cores of an idle machine. The parts' kernels run without the GIL, and each
-    part draws from its own generator, so the draw is the same whichever part finishes first."""
+    part draws from its own generator, so the draw is the same whichever part finishes first.
+
+    In a pre-generation worker the part runs at once, in the worker (the future is done on return): nobody
+    waits for a background draw, and a third thread would only add hand-offs of the GIL to the environment's
+    steps (a 64-vehicle vector env with resets stepped 4 % faster without it)."""
+    if getattr(_worker, "active", False):
+        done: Future = Future()
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # raised where the caller takes the result, as from the side thread
+            done.set_exception(exc)
+        return done
     with _Beside.lock:
         if _Beside.pool is None:
             _Beside.pool = ThreadPoolExecutor(1, thread_name_prefix="acres-gym-beside")
@@ -109,6 +123,7 @@ if hasattr(os, "register_at_fork"):
 
 def _work(jobs: queue.SimpleQueue) -> None:
     """The worker thread: runs ``(future, build, args)`` jobs in order until it takes None."""
+    _worker.active = True
     while True:
         job = jobs.get()
         if job is None:

@@ -215,3 +215,22 @@ def test_the_short_interval_holds_from_the_submit_and_cancelled_draws_give_it_ba
     finally:
         release.set()
         sys.setswitchinterval(old)
+
+
+def test_beside_runs_in_the_side_thread_for_a_caller_and_at_once_in_a_worker():
+    """A draw a reset waits for runs its patches in the side thread; a background draw runs them in the worker,
+    at once (the future is done when ``beside`` returns), errors included."""
+    from acres_gym.envs.pregen import beside
+
+    assert beside(lambda: threading.current_thread().name).result().startswith("acres-gym-beside")
+
+    def build(slot, seed):
+        part = beside(lambda: threading.current_thread().name)
+        failing = beside(lambda: 1 / 0)
+        return part.done(), part.result(), failing.done(), type(failing.exception())
+
+    pre = Pregenerator(build, max_pending=1)
+    pre.submit(0, 1)
+    done, name, failing_done, error = pre.take(0, 1)
+    pre.close()
+    assert done and name == "acres-gym-pregen" and failing_done and error is ZeroDivisionError
