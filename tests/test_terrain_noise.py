@@ -162,3 +162,11 @@ def test_grade_kernel_equals_the_plane_expression_bit_for_bit(case):
     assert np.array_equal(graded_height(terrain, percent, direction, through), expected)
     assert np.array_equal(tilted.surface_id, terrain.surface_id) and tilted.surface_id is not terrain.surface_id
     assert np.array_equal(tilted.wetness, terrain.wetness) and tilted.wetness is not terrain.wetness
+
+
+def test_lattice_gradients_equal_numpy_cos_and_sin_bit_for_bit():
+    """The noise's gradients are computed in the kernel module: the same values numpy's cos and sin give (a
+    platform whose numpy uses other routines than libm would draw other terrains from a seed)."""
+    angle = np.random.default_rng(2).uniform(0.0, 2.0 * np.pi, size=(400, 500))
+    gx, gy = generate._gradients(angle)
+    assert np.array_equal(gx, np.cos(angle)) and np.array_equal(gy, np.sin(angle))

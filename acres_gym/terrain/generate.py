@@ -168,6 +168,18 @@ def _column_terms(u):
 
 
 @njit(cache=True, nogil=True)
+def _gradients(angle):
+    """The unit lattice gradients ``(cos angle, sin angle)`` (libm's, as numpy's ``cos`` and ``sin`` give them
+    on the platforms measured: bit for bit over 5 million angles)."""
+    gx, gy = np.empty(angle.shape), np.empty(angle.shape)
+    for j in range(angle.shape[0]):
+        for i in range(angle.shape[1]):
+            gx[j, i] = math.cos(angle[j, i])
+            gy[j, i] = math.sin(angle[j, i])
+    return gx, gy
+
+
+@njit(cache=True, nogil=True)
 def _perlin_on_grid(gx, gy, u, v, amplitude, out):
     """Adds ``amplitude`` times the gradient noise at every grid point (u[i], v[j]) (lattice units) to
     ``out``, from the lattice gradients (gx, gy)[row, col]: the four corners' dot products
@@ -230,8 +242,9 @@ def _add_gradient_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, 
     u = (x - x[0]) / wavelength + offset[0]
     v = (y - y[0]) / wavelength + offset[1]
     angle = rng.uniform(0.0, 2.0 * np.pi, size=(int(np.floor(v[-1])) + 2, int(np.floor(u[-1])) + 2))
-    _perlin_on_grid(np.cos(angle), np.sin(angle), np.ascontiguousarray(u, dtype=np.float64),
-                    np.ascontiguousarray(v, dtype=np.float64), float(amplitude), out)
+    gx, gy = _gradients(angle)
+    _perlin_on_grid(gx, gy, np.ascontiguousarray(u, dtype=np.float64), np.ascontiguousarray(v, dtype=np.float64),
+                    float(amplitude), out)
 
 
 def _fractal_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelengths, amplitudes,
