@@ -255,7 +255,7 @@ class RangerBatch:
         self._gear_pending_any = False  # whether any of gear_pending is set
         self.frame: Frame | None = None
         self.spawn_xy: list[tuple[float, float] | None] = [None] * n  # of each vehicle's last episode
-        self.pregen = Pregenerator(self.prepare)
+        self.pregen = Pregenerator(self.prepare, parts_inline=self.n > 1)  # (see pregen.beside)
 
     def _stack_rows(self, stats: Mapping[str, np.ndarray], flags: Mapping[str, np.ndarray]) -> None:
         """The running figures and end flags as rows of one array each (the jitted passes take them whole),

@@ -82,7 +82,7 @@ class _Beside:
     pool: ThreadPoolExecutor | None = None
 
 
-_worker = threading.local()  # ``_worker.active``: this thread is a pre-generation worker
+_worker = threading.local()  # ``_worker.parts_inline``: this thread is a worker that runs a draw's parts itself
 
 
 def beside(fn: Callable[..., Any], *args: Any) -> Future:
@@ -91,10 +91,12 @@ def beside(fn: Callable[..., Any], *args: Any) -> Future:
     the caller waits for takes both cores of an idle machine. The parts' kernels run without the GIL, and each
     part draws from its own generator, so the draw is the same whichever part finishes first.
 
-    In a pre-generation worker the part runs at once, in the worker (the future is done on return): nobody
-    waits for a background draw, and a third thread would only add hand-offs of the GIL to the environment's
-    steps (a 64-vehicle vector env with resets stepped 4 % faster without it)."""
-    if getattr(_worker, "active", False):
+    In the worker of a batch of several vehicles (``Pregenerator(parts_inline=True)``) the part runs at once, in
+    the worker (the future is done on return): their resets are spread over the steps, none waits for its
+    draw, and a third thread would only add hand-offs of the GIL to the steps (a 64-vehicle vector env with
+    resets stepped 4 % faster without it). A single vehicle's next reset may come before its background draw
+    is done (episodes of random actions last tens of milliseconds), so its worker keeps the side thread."""
+    if getattr(_worker, "parts_inline", False):
         done: Future = Future()
         try:
             done.set_result(fn(*args))
@@ -121,9 +123,10 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _work(jobs: queue.SimpleQueue) -> None:
-    """The worker thread: runs ``(future, build, args)`` jobs in order until it takes None."""
-    _worker.active = True
+def _work(jobs: queue.SimpleQueue, parts_inline: bool) -> None:
+    """The worker thread: runs ``(future, build, args)`` jobs in order until it takes None (``beside`` runs in
+    it when ``parts_inline``)."""
+    _worker.parts_inline = parts_inline
     while True:
         job = jobs.get()
         if job is None:
@@ -150,13 +153,16 @@ class Pregenerator:
     Args:
         build: a pure function of ``(slot, seed)`` returning the prepared episode.
         max_pending: bound on prepared (and queued) episodes; 0 disables pre-generation.
+        parts_inline: the worker runs the parts a draw hands to ``beside`` itself (batches of several vehicles).
     """
 
-    def __init__(self, build: Callable[[int, int], Any], max_pending: int = MAX_PENDING) -> None:
+    def __init__(self, build: Callable[[int, int], Any], max_pending: int = MAX_PENDING,
+                 parts_inline: bool = False) -> None:
         if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 0:
             raise ValueError(f"max_pending = {max_pending!r}: expected an integer >= 0")
         self._build = build
         self.max_pending = max_pending
+        self.parts_inline = bool(parts_inline)
         self._pending: dict[int, tuple[int, Future]] = {}
         self._jobs: queue.SimpleQueue | None = None
         self._thread: threading.Thread | None = None
@@ -168,7 +174,8 @@ class Pregenerator:
     def _start(self) -> None:
         """A worker thread and its job queue; the queue gets None (the thread ends) when this object goes."""
         self._jobs = queue.SimpleQueue()
-        self._thread = threading.Thread(target=_work, args=(self._jobs,), name="acres-gym-pregen", daemon=True)
+        self._thread = threading.Thread(target=_work, args=(self._jobs, self.parts_inline), name="acres-gym-pregen",
+                                        daemon=True)
         self._thread.start()
         weakref.finalize(self, self._jobs.put, None)
 

@@ -217,9 +217,10 @@ def test_the_short_interval_holds_from_the_submit_and_cancelled_draws_give_it_ba
         sys.setswitchinterval(old)
 
 
-def test_beside_runs_in_the_side_thread_for_a_caller_and_at_once_in_a_worker():
-    """A draw a reset waits for runs its patches in the side thread; a background draw runs them in the worker,
-    at once (the future is done when ``beside`` returns), errors included."""
+def test_beside_runs_in_the_side_thread_for_a_caller_and_at_once_in_a_batch_worker():
+    """A draw a reset waits for runs its patches in the side thread; a background draw of a batch of several
+    vehicles runs them in the worker, at once (the future is done when ``beside`` returns), errors included;
+    a single vehicle's worker keeps the side thread."""
     from acres_gym.envs.pregen import beside
 
     assert beside(lambda: threading.current_thread().name).result().startswith("acres-gym-beside")
@@ -229,8 +230,18 @@ def test_beside_runs_in_the_side_thread_for_a_caller_and_at_once_in_a_worker():
         failing = beside(lambda: 1 / 0)
         return part.done(), part.result(), failing.done(), type(failing.exception())
 
-    pre = Pregenerator(build, max_pending=1)
+    pre = Pregenerator(build, max_pending=1, parts_inline=True)
     pre.submit(0, 1)
     done, name, failing_done, error = pre.take(0, 1)
     pre.close()
     assert done and name == "acres-gym-pregen" and failing_done and error is ZeroDivisionError
+    pre = Pregenerator(build, max_pending=1)
+    pre.submit(0, 1)
+    _, name, _, error = pre.take(0, 1)
+    pre.close()
+    assert name.startswith("acres-gym-beside") and error is ZeroDivisionError
+    single = gymnasium.make(IDS[0]).unwrapped
+    vector = gymnasium.make_vec(IDS[0], num_envs=2, vectorization_mode="vector_entry_point")
+    assert not single.pregen.parts_inline and vector.unwrapped.pregen.parts_inline
+    single.close()
+    vector.close()
