@@ -363,3 +363,40 @@ def test_single_env_info_is_its_row_of_the_vector_infos(env_id):
                 else:
                     assert np.array(value).tobytes() == np.array(want).tobytes(), key
         venv.close()
+
+
+def _reference_path(n_path, ds, x0, y0, yaw0, kappa_max, waves, straight_m):
+    """The path tasks' path as numpy array expressions (what ``_integrate_path`` replaces)."""
+    s = np.arange(n_path) * ds
+    kappa = np.zeros(n_path)
+    if kappa_max > 0.0:
+        for wavelength, phase, amplitude in waves:
+            kappa += amplitude * np.sin(2.0 * np.pi * s / wavelength + phase)
+        peak = np.max(np.abs(kappa))
+        if peak > 0.0:
+            kappa *= kappa_max / peak
+        if straight_m > 0.0:
+            t = np.clip(s / straight_m, 0.0, 1.0)
+            kappa *= t * t * (3.0 - 2.0 * t)
+    heading = yaw0 + np.concatenate([[0.0], np.cumsum(0.5 * (kappa[1:] + kappa[:-1]) * ds)])
+    mid = 0.5 * (heading[1:] + heading[:-1])
+    x = x0 + np.concatenate([[0.0], np.cumsum(np.cos(mid) * ds)])
+    y = y0 + np.concatenate([[0.0], np.cumsum(np.sin(mid) * ds)])
+    return x, y, heading
+
+
+def test_path_integration_equals_its_array_expressions():
+    from acres_gym.envs.tasks.path_speed import _integrate_path
+
+    rng = np.random.default_rng(7)
+    for case in range(300):
+        n_path, ds = int(rng.integers(2, 900)), float(rng.choice([0.5, 1.0, 1.7]))
+        kappa_max = 0.0 if case % 7 == 0 else float(rng.uniform(0.0, 0.3))
+        straight = 0.0 if case % 5 == 0 else float(rng.uniform(0.0, 40.0))
+        waves = np.column_stack([rng.uniform(20.0, 150.0, 3), rng.uniform(0.0, 2 * np.pi, 3), rng.uniform(-1, 1, 3)])
+        if case % 11 == 0:
+            waves[:, 2] = 0.0  # no curvature at all: the scaling is skipped
+        args = (n_path, ds, float(rng.normal(0, 50)), float(rng.normal(0, 50)), float(rng.uniform(-4, 4)),
+                kappa_max, waves, straight)
+        for got, expected in zip(_integrate_path(*args), _reference_path(*args), strict=True):
+            assert np.array_equal(got, expected)

@@ -72,6 +72,47 @@ class PathEpisode:
 
 
 @njit(cache=True, nogil=True)
+def _integrate_path(n_path, ds, x0, y0, yaw0, kappa_max, waves, straight_m):
+    """The path of ``PathSpeedTask._draw_path``: at arc length s = i ds, the curvature ``kappa(s) = sum_k a_k
+    sin(2 pi s / wavelength_k + phase_k)`` (``waves`` rows (wavelength, phase, a); none when ``kappa_max`` is
+    0), scaled so its largest magnitude is ``kappa_max`` and faded in by the smoothstep ``t^2 (3 - 2 t)``, t = s /
+    ``straight_m`` clipped to [0, 1]; the heading ``yaw0`` plus its trapezoidal integral, and x, y from ``(x0,
+    y0)`` by the cosine and sine of each step's mean heading. Returns (x, y, heading) of ``n_path`` points,
+    rounded as the array expressions they replace round them (running sums in order, no fused operations)."""
+    s = np.empty(n_path)
+    kappa = np.zeros(n_path)
+    for i in range(n_path):
+        s[i] = i * ds
+    if kappa_max > 0.0:
+        for k in range(waves.shape[0]):
+            for i in range(n_path):
+                kappa[i] += waves[k, 2] * np.sin(2.0 * np.pi * s[i] / waves[k, 0] + waves[k, 1])
+        peak = 0.0
+        for i in range(n_path):
+            peak = max(peak, abs(kappa[i]))
+        if peak > 0.0:
+            scale = kappa_max / peak
+            for i in range(n_path):
+                kappa[i] *= scale
+        if straight_m > 0.0:
+            for i in range(n_path):
+                t = min(max(s[i] / straight_m, 0.0), 1.0)
+                kappa[i] *= t * t * (3.0 - 2.0 * t)
+    heading, x, y = np.empty(n_path), np.empty(n_path), np.empty(n_path)
+    turned, east, north = 0.0, 0.0, 0.0
+    heading[0], x[0], y[0] = yaw0 + turned, x0 + east, y0 + north
+    for i in range(1, n_path):
+        turned += 0.5 * (kappa[i] + kappa[i - 1]) * ds
+        heading[i] = yaw0 + turned
+    for i in range(1, n_path):
+        mid = 0.5 * (heading[i] + heading[i - 1])
+        east += np.cos(mid) * ds
+        north += np.sin(mid) * ds
+        x[i], y[i] = x0 + east, y0 + north
+    return x, y, heading
+
+
+@njit(cache=True, nogil=True)
 def _rate_limited(targets, up, down, out):
     """``out[k]``: the speed from rest following ``targets`` with steps of at most ``up`` and ``-down``:
     ``v += min(max(targets[k] - v, -down), up)``, with Python's ``min`` / ``max`` (the first argument
@@ -341,31 +382,19 @@ class PathSpeedTask:
 
     def _draw_path(self, rng: np.random.Generator, kappa_max: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A path from the spawn point with a random heading: three sine components of curvature scaled to
-        ``kappa_max`` (faded in over ``straight_start_m``), integrated every ``path_spacing_m``.
-        Returns (x, y, heading) arrays of ``n_path`` points."""
+        ``kappa_max`` (faded in over ``straight_start_m``), integrated every ``path_spacing_m``
+        (``_integrate_path``). Returns (x, y, heading) arrays of ``n_path`` points."""
         o = self.options
         x0, y0 = o["spawn_xy_m"]
         yaw0 = draw_in_range(rng, o["spawn_yaw_rad"])
-        ds = o["path_spacing_m"]
-        s = np.arange(self.n_path) * ds
-        kappa = np.zeros(self.n_path)
+        waves = np.zeros((3, 3))  # wavelength, phase, amplitude of each component
         if kappa_max > 0.0:
-            for _ in range(3):
-                wavelength = float(rng.uniform(*o["curvature_wavelength_m"]))
-                phase = float(rng.uniform(0.0, 2.0 * np.pi))
-                amplitude = float(rng.uniform(-1.0, 1.0))
-                kappa += amplitude * np.sin(2.0 * np.pi * s / wavelength + phase)
-            peak = np.max(np.abs(kappa))
-            if peak > 0.0:
-                kappa *= kappa_max / peak
-            if o["straight_start_m"] > 0.0:
-                t = np.clip(s / o["straight_start_m"], 0.0, 1.0)
-                kappa *= t * t * (3.0 - 2.0 * t)
-        heading = yaw0 + np.concatenate([[0.0], np.cumsum(0.5 * (kappa[1:] + kappa[:-1]) * ds)])
-        mid = 0.5 * (heading[1:] + heading[:-1])
-        x = x0 + np.concatenate([[0.0], np.cumsum(np.cos(mid) * ds)])
-        y = y0 + np.concatenate([[0.0], np.cumsum(np.sin(mid) * ds)])
-        return x, y, heading
+            for k in range(3):
+                waves[k, 0] = float(rng.uniform(*o["curvature_wavelength_m"]))
+                waves[k, 1] = float(rng.uniform(0.0, 2.0 * np.pi))
+                waves[k, 2] = float(rng.uniform(-1.0, 1.0))
+        return _integrate_path(self.n_path, float(o["path_spacing_m"]), float(x0), float(y0), float(yaw0),
+                               float(kappa_max), waves, float(o["straight_start_m"]))
 
     def _end_in_bounds(self, x: np.ndarray, y: np.ndarray) -> int:
         """Index of the last path point before the path first leaves ``bounds`` (all of it without)."""
