@@ -614,7 +614,7 @@ def _lumped_masses(p: np.record | _FieldValues) -> list[tuple[float, float, floa
     return items
 
 
-def finalize_parameters(params: np.record) -> np.record:
+def finalize_parameters(params: np.record, *, primary_checked: bool = False) -> np.record:
     """Validate the primary values and derive the rest, in place (seed ``FinalizeUtvParameters``).
 
     Validation: every schema value is finite and within its range (integral for integer and boolean
@@ -652,9 +652,12 @@ def finalize_parameters(params: np.record) -> np.record:
 
     Returns:
         ``params`` (the same record), for chaining.
+
+    ``primary_checked=True`` skips the per-value range checks and the curve's (not the cross checks): for a
+    caller whose record is a finalised one with values set through ``set_parameters``, which checked each.
     """
     p = _FieldValues(params)  # reads; the derived fields are written to params
-    errors = _validate_primary(p) + _validate_curve(p)
+    errors = [] if primary_checked else _validate_primary(p) + _validate_curve(p)
     if not errors:
         errors = _validate_cross(p)
     if errors:

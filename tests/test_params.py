@@ -587,3 +587,27 @@ def test_front_gearing_must_give_the_front_ring_ratio():
         assert abs(ring - p.front_ring_ratio) < 0.005 * p.front_ring_ratio
     with pytest.raises(ValueError, match="driveline.front_high_ratio"):
         load_vehicle("polaris_ranger_crew_xp1000", overrides={"driveline.front_high_ratio": 3.0})
+
+
+def test_finalize_with_primary_values_checked_skips_only_the_range_checks():
+    """``primary_checked=True`` (the episode randomiser: a finalised base with checked overrides) derives the same
+    record; the cross checks still run, the per-value ranges do not."""
+    from acres_gym.params import finalize_parameters, load_vehicle, set_parameters
+    from acres_gym.sim import DEFAULT_VEHICLE
+
+    base = load_vehicle(DEFAULT_VEHICLE)
+    full, quick = base.copy(), base.copy()
+    for rec in (full, quick):
+        set_parameters(rec, {"mass.cargo_kg": 180.0, "mass.occupants": 3})
+    finalize_parameters(full)
+    finalize_parameters(quick, primary_checked=True)
+    assert full.tobytes() == quick.tobytes()
+    crossed = base.copy()
+    crossed.idle_rpm = crossed.max_rpm + 100.0
+    with pytest.raises(ValueError, match="engine.idle_rpm"):
+        finalize_parameters(crossed, primary_checked=True)
+    out_of_range = base.copy()
+    out_of_range.dry_mass_kg = -1.0  # below its range, and still a positive total mass
+    with pytest.raises(ValueError, match="mass.dry_kg|dry_mass"):
+        finalize_parameters(out_of_range)
+    finalize_parameters(out_of_range, primary_checked=True)  # the caller vouched for the values
