@@ -122,18 +122,25 @@ def _update_stored(params, state):
         state[v].e_stored_j = stored_energy(params[v], state[v])
 
 
+def _dot3(a, b) -> float:
+    """``a . b`` of two 3-vectors, summed left to right."""
+    return float(a[0] * b[0] + a[1] * b[1] + a[2] * b[2])
+
+
 def _spawn_pose(p, terrain, x: float, y: float, yaw: float) -> np.ndarray:
     """CG position and orientation that put the vehicle at its static ride height on the ground at
     (x, y) (the rear-axle midpoint's footprint), heading ``yaw``, aligned with the local ground plane."""
     normal = np.asarray(terrain.normal_at(x, y), dtype=float).reshape(3)
     heading = np.array([math.cos(yaw), math.sin(yaw), 0.0])
-    fwd = heading - heading.dot(normal) * normal
-    fwd /= np.linalg.norm(fwd)
+    # Sums written out rather than through BLAS (dot, norm, @), whose kernels round differently on
+    # different CPUs: the pose is then the same function of the seed on every machine.
+    fwd = heading - _dot3(heading, normal) * normal
+    fwd /= math.sqrt(_dot3(fwd, fwd))
     left = np.cross(normal, fwd)
     rot = np.column_stack([fwd, left, normal])  # body axes in the world frame
     ground = np.array([x, y, float(terrain.height_at(x, y))])
     cg_body = np.array([p.cg_forward_m, p.cg_left_m, p.cg_height_m])
-    pos = ground + rot @ cg_body
+    pos = ground + np.array([_dot3(rot[i], cg_body) for i in range(3)])
     # rotation matrix -> quaternion (w, x, y, z)
     m = rot
     tr = m[0, 0] + m[1, 1] + m[2, 2]
@@ -150,7 +157,7 @@ def _spawn_pose(p, terrain, x: float, y: float, yaw: float) -> np.ndarray:
         sq = math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2
         q = [(m[1, 0] - m[0, 1]) / sq, (m[0, 2] + m[2, 0]) / sq, (m[1, 2] + m[2, 1]) / sq, 0.25 * sq]
     q = np.asarray(q)
-    return np.concatenate([pos, q / np.linalg.norm(q)])
+    return np.concatenate([pos, q / math.sqrt(sum(c * c for c in q))])
 
 
 class _RecordAttribute:
@@ -308,7 +315,8 @@ class RangerSim:
             r = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
                           [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
                           [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-            out[v] = r.T @ self.state.velocity_mps[v]
+            vel = self.state.velocity_mps[v]
+            out[v] = [_dot3(r[:, i], vel) for i in range(3)]  # r.T @ vel, without BLAS
         return out
 
     @property

@@ -52,6 +52,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
+from acres_gym import libm
 from acres_gym.envs.config import check_keys, number, strip_comments
 
 ENTRY_POINT_GROUP = "acres_gym.rewards"
@@ -150,9 +151,9 @@ def term_parameters(cls: type[RewardTerm]) -> dict[str, Any]:
 def _shaped(error: np.ndarray, shape: str, scale: float) -> np.ndarray:
     x = error / scale
     if shape == "gaussian":
-        return np.exp(-x * x)
+        return libm.exp(-x * x)
     if shape == "exponential":
-        return np.exp(-np.abs(x))
+        return libm.exp(-np.abs(x))
     if shape == "squared":
         return -x * x
     return -np.abs(x)
@@ -510,8 +511,7 @@ class RewardSet:
         _builtin_terms(spec, dt_s, measures, target, action, previous, rolled, diverged, off_course, terminated,
                        flags.get("goal_reached", none), flags.get("no_go", none), flags.get("stuck", none), parts)
         if self._n_exp:
-            exp = parts[:self._n_exp]
-            np.exp(exp, out=exp)
+            libm.exp_in_place(parts[:self._n_exp])
         total = np.empty(n)
         return (total if _weighted_sum(weights, self._rows, parts, total) else None), parts
 

@@ -20,6 +20,9 @@ import hashlib
 import io
 import json
 import os
+import platform
+import subprocess
+import sys
 from pathlib import Path
 
 import gymnasium
@@ -68,7 +71,7 @@ def _feed(h, value) -> None:
             h.update(np.ascontiguousarray(array).tobytes())
 
 
-def env_digests(env_id: str) -> list[str]:
+def env_digests(env_id: str, steps: int = ENV_STEPS) -> list[str]:
     """Digests after every ``CHECKPOINT_EVERY`` steps of a seeded rollout (the last one covers all)."""
     env = gymnasium.make(env_id)
     env.action_space.seed(ACTION_SEED)
@@ -76,7 +79,7 @@ def env_digests(env_id: str) -> list[str]:
     obs, info = env.reset(seed=RESET_SEED)
     _feed(h, (obs, info))
     digests = []
-    for step in range(1, ENV_STEPS + 1):
+    for step in range(1, steps + 1):
         obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
         _feed(h, (obs, float(reward), bool(terminated), bool(truncated), info))
         if terminated or truncated:
@@ -119,3 +122,32 @@ def test_outputs_are_bit_identical_to_the_golden_record(tmp_path):
         assert first is None, (f"{env_id}: outputs differ from the golden record within steps "
                                f"{first * CHECKPOINT_EVERY + 1}..{(first + 1) * CHECKPOINT_EVERY}")
     assert got["validation"] == want["validation"]
+
+
+# numpy's SIMD loops above the x86-64-v2 baseline, and a BLAS kernel other than the one the CPU would pick
+PINNED_DISPATCH = {"NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX2 FMA3 AVX512F AVX512_SKX AVX512_ICL AVX512_SPR",
+                   "OPENBLAS_CORETYPE": "Haswell"}
+CROSS_STEPS = 400
+_CROSS_SCRIPT = f"""
+import io, json, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import test_golden as g
+from acres_gym.tools import validate
+rows = validate.run(stream=io.StringIO())
+print(json.dumps({{"envs": {{e: g.env_digests(e, {CROSS_STEPS}) for e in g._env_ids()}},
+                  "validation": {{r["name"]: repr(r["measured"]) for r in rows}}}}))
+"""
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="pins x86-64 numpy and OpenBLAS dispatch")
+def test_outputs_do_not_depend_on_the_cpus_simd_or_blas_kernels():
+    """Episodes and validation figures are the same with numpy limited to its x86-64-v2 loops and OpenBLAS on
+    its Haswell kernels as with what this CPU picks (AVX-512 loops and another BLAS kernel where it has them):
+    values that feed an episode go through the C library and plain sums (``acres_gym.libm``), so a seed gives
+    the same episode on other machines, and the golden record holds on them."""
+    env = {**os.environ, **PINNED_DISPATCH}
+    out = subprocess.run([sys.executable, "-c", _CROSS_SCRIPT], env=env, capture_output=True, text=True, check=True)
+    pinned = json.loads(out.stdout.strip().splitlines()[-1])
+    native = {e: env_digests(e, CROSS_STEPS) for e in _env_ids()}
+    assert pinned["envs"] == native
+    assert pinned["validation"] == {r["name"]: repr(r["measured"]) for r in validate.run(stream=io.StringIO())}

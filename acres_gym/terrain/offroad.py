@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from acres_gym import libm
 from acres_gym.terrain.generate import rough, with_patches
 from acres_gym.terrain.grid import Terrain
 from acres_gym.terrain.surfaces import SurfaceTable
@@ -214,9 +215,9 @@ def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
     def keep_clear(cx, cy, r):  # features stay off the start and goal
         return math.hypot(cx - sx, cy - sy) > r + 8.0 and math.hypot(cx - gx, cy - gy) > r + 5.0
 
-    def hill(cx, cy, h, s):  # height += h exp(-d2 / (2 s^2)) within 4 s (numpy's exp: libm's differs in the last bit)
+    def hill(cx, cy, h, s):  # height += h exp(-d2 / (2 s^2)) within 4 s
         j0, i0, shape = _hill_exponent(x, y, cx, cy, s)
-        _add_scaled(height, j0, i0, np.exp(shape, out=shape), h)
+        _add_scaled(height, j0, i0, libm.exp_in_place(shape), h)
 
     for _ in range(_count(rng, c["hills"])):
         cx, cy = (float(v) for v in rng.uniform(-half, half, 2))

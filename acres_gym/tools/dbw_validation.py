@@ -8,6 +8,8 @@ vehicle file's own DBW constants at a 20 Hz control rate. The same manoeuvres ar
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from acres_gym.constants import DRIVE_TURF, DT_S, STEER_ANGLE, STEER_CURVATURE, STEER_YAW_RATE
@@ -76,7 +78,7 @@ def ulc_stop_hold(percent: float = 10.0) -> float:
     d.run(6.0)
     x0 = d.s.position_m[0].copy()
     d.run(10.0)
-    return float(np.linalg.norm(d.s.position_m[0] - x0))
+    return math.hypot(*(d.s.position_m[0] - x0))
 
 
 def yaw_rate_turn(yaw_rate_rad_s: float = 0.3, speed_mps: float = 5.0) -> float:

@@ -47,6 +47,21 @@ def rear_axle_xy(sim: RangerSim, v: int = 0) -> np.ndarray:
 
 # --- chassis, suspension, tyres (foundation) -------------------------------------------------------
 
+def circle_radius(points_xy: np.ndarray) -> float:
+    """Radius of the circle through ``points_xy`` ((n, 2), m) by the algebraic least-squares fit (Kasa): with
+    ``u, v`` the points less their mean, the centre ``(uc, vc)`` solves ``[Suu Suv; Suv Svv] (uc, vc) =
+    0.5 (Suuu + Suvv, Svvv + Svuu)`` and ``r^2 = uc^2 + vc^2 + (Suu + Svv) / n``. The sums are exact
+    (``math.fsum``), not BLAS's, so the figure is the same on every CPU."""
+    u = points_xy[:, 0] - math.fsum(points_xy[:, 0]) / len(points_xy)
+    v = points_xy[:, 1] - math.fsum(points_xy[:, 1]) / len(points_xy)
+    suu, svv, suv = math.fsum(u * u), math.fsum(v * v), math.fsum(u * v)
+    bu = 0.5 * (math.fsum(u * u * u) + math.fsum(u * v * v))
+    bv = 0.5 * (math.fsum(v * v * v) + math.fsum(v * u * u))
+    det = suu * svv - suv * suv
+    uc, vc = (bu * svv - bv * suv) / det, (bv * suu - bu * suv) / det
+    return math.sqrt(uc * uc + vc * vc + (suu + svv) / len(points_xy))
+
+
 def static_rest(seconds: float = 3.0, surface: str = "dry_asphalt") -> dict:
     """At rest on flat ground, neutral: load sum against m g, corner loads against the finalised static
     loads, and the chassis drift speed over the last second."""
@@ -60,7 +75,7 @@ def static_rest(seconds: float = 3.0, surface: str = "dry_asphalt") -> dict:
     return {
         "load_sum_ratio": float(loads.sum() / weight),
         "corner_error_max": float(np.max(np.abs(loads / static - 1.0))),
-        "drift_mps": float(np.linalg.norm(sim.state.position_m[0] - x0)),
+        "drift_mps": math.hypot(*(sim.state.position_m[0] - x0)),
         "loads_n": loads.copy(),
         "static_loads_n": static.copy(),
     }
@@ -75,7 +90,7 @@ def hold_on_grade(percent: float = 20.0, brake_bar: float = 40.0, gear: int = GE
     sim.run_seconds(1.0)
     x1 = sim.state.position_m[0].copy()
     sim.run_seconds(seconds)
-    return {"moved_m": float(np.linalg.norm(sim.state.position_m[0] - x1)),
+    return {"moved_m": math.hypot(*(sim.state.position_m[0] - x1)),
             "speed_mps": float(sim.speed_mps[0]), "park_torque_nm": float(sim.state.park_torque_nm[0])}
 
 
@@ -97,10 +112,7 @@ def steady_circle(steering_wheel_deg: float = 200.0, speed_mps: float = 2.0, dri
         sim.step(1)
         if k >= ticks // 2:
             path.append(rear_axle_xy(sim))
-    pts = np.array(path)
-    a = np.c_[2 * pts[:, 0], 2 * pts[:, 1], np.ones(len(pts))]
-    cx, cy, c = np.linalg.lstsq(a, (pts ** 2).sum(axis=1), rcond=None)[0]
-    radius = math.sqrt(c + cx * cx + cy * cy)
+    radius = circle_radius(np.array(path))
     track = p.track_rear_m
     return {
         "radius_m": radius,
@@ -151,7 +163,7 @@ def creep_in_gear(gear: int = GEAR_HIGH, seconds: float = 5.0) -> dict:
     sim = _sim(gear=gear)
     x0 = sim.state.position_m[0].copy()
     sim.run_seconds(seconds)
-    return {"moved_m": float(np.linalg.norm(sim.state.position_m[0, :2] - x0[:2])),
+    return {"moved_m": math.hypot(*(sim.state.position_m[0, :2] - x0[:2])),
             "rpm": float(sim.state.engine_rpm[0]), "clutch_nm": float(sim.state.clutch_torque_nm[0])}
 
 
@@ -278,7 +290,7 @@ def cruise_fuel(speed_mps: float = 15.0, settle_s: float = 40.0, measure_s: floa
     f0 = float(sim.state.fuel_used_kg[0])
     x0 = sim.state.position_m[0, :2].copy()
     drive(measure_s)
-    distance = float(np.linalg.norm(sim.state.position_m[0, :2] - x0))
+    distance = math.hypot(*(sim.state.position_m[0, :2] - x0))
     litres = (float(sim.state.fuel_used_kg[0]) - f0) / sim.params.fuel_density_kg_l[0]
     return {"l_per_100km": litres / distance * 1e5, "speed_mps": float(sim.speed_mps[0])}
 

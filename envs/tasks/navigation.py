@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
+from acres_gym import libm
 from acres_gym.constants import GEAR_LOW
 from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
 from acres_gym.envs.tasks.path_speed import TaskFrame
@@ -259,9 +260,7 @@ class OffroadNavigationTask:
         n = self.n
         dx, dy = self.goal[:, 0] - x, self.goal[:, 1] - y
         dist = np.hypot(dx, dy)
-        cy, sy = np.cos(yaw), np.sin(yaw)
-        bx, by = cy * dx + sy * dy, -sy * dx + cy * dy
-        bearing = np.arctan2(by, bx)
+        cy, sy, bx, by, bearing = libm.heading_frame(dx, dy, yaw)
         terrain = self.sim.terrain
         hit_rear = np.empty(n, dtype=np.bool_)
         hit_front = np.empty(n, dtype=np.bool_)
