@@ -263,9 +263,13 @@ class RangerSim:
         # the AWD switch stays where the vehicle's default puts it until a command moves it
         self.commands.drive_mode[idx] = self.params.default_drive_mode[idx]
 
-    def step(self, n_ticks: int = 1, commands=None) -> None:
+    def step(self, n_ticks: int = 1, commands=None, serial: bool = False) -> None:
         """Advances all vehicles by ``n_ticks`` physics ticks of 1/120 s holding ``commands`` (default
-        ``self.commands``); the commands' messages (``*_fresh``, ``gear_cmd``) count on the first tick."""
+        ``self.commands``); the commands' messages (``*_fresh``, ``gear_cmd``) count on the first tick.
+
+        A batch of ``PARALLEL_MIN_VEHICLES`` or more runs on Numba's threads, unless ``serial``: then it runs on
+        the calling thread without the GIL (the same values either way), leaving the other cores and the
+        interpreter to other work of the process."""
         if not isinstance(n_ticks, (int, np.integer)) or n_ticks < 0:
             raise ValueError(f"n_ticks = {n_ticks!r}: expected a non-negative integer")
         if commands is None:
@@ -275,7 +279,7 @@ class RangerSim:
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
         else:
             commands = plain(commands)
-        kernel = run_ticks if use_parallel(self.n) else run_ticks_serial
+        kernel = run_ticks if use_parallel(self.n) and not serial else run_ticks_serial
         kernel(self.params_plain, self.state_plain, self.work_plain, commands, int(n_ticks), self.terrain_args)
 
     def run_seconds(self, seconds: float, commands=None) -> None:

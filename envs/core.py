@@ -33,7 +33,7 @@ from acres_gym.dbw.reports import report_table
 from acres_gym.envs.actions import make_action_mode
 from acres_gym.envs.config import resolve_top_level
 from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
-from acres_gym.envs.pregen import Pregenerator
+from acres_gym.envs.pregen import Pregenerator, drawing
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
 from acres_gym.envs.tasks.path_speed import horizon_for_path_m, make_task
@@ -425,7 +425,10 @@ class RangerBatch:
         fuel_before = state["fuel_used_kg"].copy()
         kin_before = self.frame.kinematics  # a new frame replaces this array
 
-        self.sim.step(self.ticks_per_step)
+        # While an episode is drawn in the background, the physics runs on this thread without the GIL and the
+        # draw on the other core; Numba's threads beside the draw's thread would share the cores with it (README,
+        # "Resets").
+        self.sim.step(self.ticks_per_step, serial=drawing())
 
         clear_sent(cmd, subsystems=())  # the gear event counts once; the messages are re-sent every step
         if gear_pending:

@@ -255,3 +255,9 @@ class Pregenerator:
         self.__dict__.update(state)
         self._lock = threading.Lock()
         self._pid = os.getpid()
+
+
+def drawing() -> bool:
+    """Whether a background draw is queued or running in this process (any ``Pregenerator``'s): a batch then
+    steps its physics on the calling thread (``RangerSim.step(serial=True)``)."""
+    return _FastSwitching.running > 0

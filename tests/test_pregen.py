@@ -245,3 +245,35 @@ def test_beside_runs_in_the_side_thread_for_a_caller_and_at_once_in_a_batch_work
     assert not single.pregen.parts_inline and vector.unwrapped.pregen.parts_inline
     single.close()
     vector.close()
+
+
+def test_while_a_draw_is_queued_or_runs_a_batch_steps_its_physics_on_the_calling_thread():
+    """``drawing()`` is true from a submit until its draw is done; a vector env steps with
+    ``RangerSim.step(serial=True)`` meanwhile, and on Numba's threads otherwise."""
+    from acres_gym.envs.pregen import drawing
+
+    vector = gymnasium.make_vec(IDS[0], num_envs=16, vectorization_mode="vector_entry_point")
+    vector.reset(seed=4)
+    vector.unwrapped.pregen.wait()
+    sim = vector.unwrapped._batch.sim
+    calls = []
+    step = sim.step
+    sim.step = lambda n_ticks, serial=False: calls.append(serial) or step(n_ticks, serial=serial)
+    actions = np.zeros((16, *vector.single_action_space.shape), dtype=np.float32)
+    release = threading.Event()
+    try:
+        assert _no_draw_queued() and not drawing()
+        vector.step(actions)
+        pregen = Pregenerator(lambda slot, seed: release.wait(10.0) and (slot, seed))
+        pregen.submit(0, 1)
+        assert drawing()
+        vector.step(actions)
+        release.set()
+        assert pregen.take(0, 1) == (0, 1)
+        pregen.close()
+        assert not drawing()
+        vector.step(actions)
+    finally:
+        release.set()
+        vector.close()
+    assert calls == [False, True, False]

@@ -58,8 +58,13 @@ def test_small_batches_run_on_the_calling_thread_and_both_kernels_agree():
         sim.commands.driver_throttle_pct = np.linspace(0.0, 80.0, n)
         sim.commands.driver_steering_deg = np.linspace(-200.0, 200.0, n)
         kernel(sim.params, sim.state, sim.work, sim.commands, 240, sim.terrain_args)
+    by_step = RangerSim(n)  # RangerSim.step(serial=True): the calling thread's kernel whatever the batch
+    by_step.commands.driver_throttle_pct = np.linspace(0.0, 80.0, n)
+    by_step.commands.driver_steering_deg = np.linspace(-200.0, 200.0, n)
+    by_step.step(240, serial=True)
     for field in ("position_m", "velocity_mps", "engine_rpm", "wheel_omega_rad_s", "fuel_used_kg"):
         np.testing.assert_array_equal(sims[0].state[field], sims[1].state[field])
+        np.testing.assert_array_equal(sims[0].state[field], by_step.state[field])
     assert np.all(sims[0].state.position_m[1:, 0] > 0.0)                                 # they drove
 
 

@@ -82,8 +82,9 @@ def run_ticks(params, state, work, commands, n_ticks, terrain):
         advance(params[v], commands[v], state[v], work[v], n_ticks, terrain)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_ticks_serial(params, state, work, commands, n_ticks, terrain):
-    """``run_ticks`` on the calling thread (one vehicle: no idle worker threads)."""
+    """``run_ticks`` on the calling thread (one vehicle: no idle worker threads), without the GIL: another Python
+    thread (an episode drawn in the background) runs beside it."""
     for v in range(state.shape[0]):
         advance(params[v], commands[v], state[v], work[v], n_ticks, terrain)
