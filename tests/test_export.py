@@ -156,9 +156,9 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
     sent = []  # the command record as each sim.step call starts
     sim_step = batch.sim.step
 
-    def recording_step(n):
+    def recording_step(n, serial=False):
         sent.append(batch.sim.commands[0].copy())
-        return sim_step(n)
+        return sim_step(n, serial=serial)
 
     batch.sim.step = recording_step
     obs, _ = env.reset(seed=seed)

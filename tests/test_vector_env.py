@@ -32,7 +32,8 @@ def test_one_simulator_call_steps_all_vehicles(monkeypatch):
     venv.reset(seed=0)
     calls = []
     step = venv.sim.step
-    monkeypatch.setattr(venv.sim, "step", lambda n, commands=None: calls.append(n) or step(n, commands))
+    monkeypatch.setattr(venv.sim, "step",
+                        lambda n, commands=None, serial=False: calls.append(n) or step(n, commands, serial))
     t0 = venv.sim.state.time_s.copy()
     venv.step(np.zeros((6, 1), dtype=np.float32))
     assert calls == [6]  # one call of 6 ticks (20 Hz)
