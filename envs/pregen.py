@@ -74,6 +74,25 @@ class _FastSwitching:
                 cls.saved_s = None
 
 
+class _Waiting:
+    """Counts the callers blocked on a draw that is not done (``Pregenerator.take`` and ``wait``): while any
+    is, a batch worker hands a draw's parts to the side thread too (``beside``), so both cores serve the draws
+    nobody else's work needs."""
+
+    lock = threading.Lock()
+    count = 0
+
+    @classmethod
+    def block_on(cls, wait_for: Callable[[], Any]) -> Any:
+        with cls.lock:
+            cls.count += 1
+        try:
+            return wait_for()
+        finally:
+            with cls.lock:
+                cls.count -= 1
+
+
 class _Beside:
     """The process's one side thread (``beside``), started on first use (again in a child made by ``fork()``,
     where the parent's thread does not exist: ``_after_fork_in_child``)."""
@@ -94,9 +113,11 @@ def beside(fn: Callable[..., Any], *args: Any) -> Future:
     In the worker of a batch of several vehicles (``Pregenerator(parts_inline=True)``) the part runs at once, in
     the worker (the future is done on return): their resets are spread over the steps, none waits for its
     draw, and a third thread would only add hand-offs of the GIL to the steps (a 64-vehicle vector env with
-    resets stepped 4 % faster without it). A single vehicle's next reset may come before its background draw
-    is done (episodes of random actions last tens of milliseconds), so its worker keeps the side thread."""
-    if getattr(_worker, "parts_inline", False):
+    resets stepped 4 % faster without it). Once a caller blocks on a draw that is not done (a reset that came
+    before its draw, ``Pregenerator.wait``), nothing steps meanwhile and the parts go to the side thread again.
+    A single vehicle's next reset may come before its background draw is done (episodes of random actions last
+    tens of milliseconds), so its worker keeps the side thread."""
+    if getattr(_worker, "parts_inline", False) and _Waiting.count == 0:
         done: Future = Future()
         try:
             done.set_result(fn(*args))
@@ -113,6 +134,7 @@ def _after_fork_in_child() -> None:
     """A child made by ``fork()`` has none of its parent's threads or queued draws: the side thread starts afresh
     on first use and the switch interval the draws set goes back."""
     _Beside.lock, _Beside.pool = threading.Lock(), None
+    _Waiting.lock, _Waiting.count = threading.Lock(), 0
     _FastSwitching.lock = threading.Lock()
     saved, _FastSwitching.saved_s, _FastSwitching.running = _FastSwitching.saved_s, None, 0
     if saved is not None:
@@ -210,7 +232,8 @@ class Pregenerator:
             self.misses += 1
             return None
         self.hits += 1
-        return entry[1].result()
+        future = entry[1]
+        return future.result() if future.done() else _Waiting.block_on(future.result)
 
     def wait(self) -> None:
         """Block until every episode submitted so far is prepared (the benchmark charges a case with the
@@ -218,7 +241,8 @@ class Pregenerator:
         self._forget_after_fork()
         with self._lock:
             futures = [future for _, future in self._pending.values()]
-        wait(futures)
+        if not all(future.done() for future in futures):
+            _Waiting.block_on(lambda: wait(futures))
 
     def _forget_after_fork(self) -> None:
         """In a child process made by ``fork()`` the worker thread does not exist: start afresh."""

@@ -9,6 +9,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import gymnasium
@@ -217,6 +218,14 @@ def test_the_short_interval_holds_from_the_submit_and_cancelled_draws_give_it_ba
         sys.setswitchinterval(old)
 
 
+def _until(condition, timeout_s: float = 10.0) -> None:
+    """Poll ``condition`` (without blocking on a draw) until it holds."""
+    end = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.001)
+
+
 def test_beside_runs_in_the_side_thread_for_a_caller_and_at_once_in_a_batch_worker():
     """A draw a reset waits for runs its patches in the side thread; a background draw of a batch of several
     vehicles runs them in the worker, at once (the future is done when ``beside`` returns), errors included;
@@ -232,6 +241,7 @@ def test_beside_runs_in_the_side_thread_for_a_caller_and_at_once_in_a_batch_work
 
     pre = Pregenerator(build, max_pending=1, parts_inline=True)
     pre.submit(0, 1)
+    _until(lambda: pre._pending[0][1].done())  # nobody blocks on the draw meanwhile
     done, name, failing_done, error = pre.take(0, 1)
     pre.close()
     assert done and name == "acres-gym-pregen" and failing_done and error is ZeroDivisionError
@@ -277,3 +287,25 @@ def test_while_a_draw_is_queued_or_runs_a_batch_steps_its_physics_on_the_calling
         release.set()
         vector.close()
     assert calls == [False, True, False]
+
+
+def test_a_batch_worker_hands_the_parts_to_the_side_thread_while_a_caller_blocks_on_a_draw():
+    """``take`` of a draw in progress (and ``wait``) counts as a blocked caller: the worker's next parts run in
+    the side thread, so both cores serve the draws; the count is back to 0 afterwards."""
+    from acres_gym.envs import pregen
+
+    def build(slot, seed):
+        _until(lambda: pregen._Waiting.count > 0)  # the caller is blocked in take / wait
+        return beside_name()
+
+    def beside_name():
+        return pregen.beside(lambda: threading.current_thread().name).result()
+
+    pre = Pregenerator(build, max_pending=2, parts_inline=True)
+    pre.submit(0, 1)
+    assert pre.take(0, 1).startswith("acres-gym-beside")
+    pre.submit(1, 2)
+    pre.wait()
+    assert pre.take(1, 2).startswith("acres-gym-beside")
+    pre.close()
+    assert pregen._Waiting.count == 0
