@@ -2,8 +2,8 @@
 
 numpy picks its float64 ``exp``, ``sin``, ``cos`` and ``arctan2`` loops by CPU: on AVX-512 machines they are
 SIMD approximations whose last bit differs from the scalar C library's, which AVX2 and older machines run.
-The few array expressions outside the jitted kernels that feed observations, rewards or terrain go through
-these jitted loops instead (numba calls the C library, like the kernels do), so that a seed gives the same
+The few array expressions outside the jitted kernels that feed observations and rewards go through these
+jitted loops instead (numba calls the C library, like the kernels do), so that a seed gives the same
 episode, bit for bit, on every x86-64 machine, not only on machines of one kind.
 """
 

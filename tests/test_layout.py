@@ -9,9 +9,8 @@ import acres_gym
 
 ROOT = Path(acres_gym.__file__).resolve().parent
 KERNEL_PACKAGES = ("model", "dbw", "terrain")
-# top-level modules the kernels may read: constants, the record and parameter specs, the config resolver, the
-# C library's maths over arrays
-LEAVES = ("acres_gym.constants", "acres_gym.records", "acres_gym.schema", "acres_gym.paths", "acres_gym.libm")
+# top-level modules the kernels may read: constants, the record and parameter specs, the config resolver
+LEAVES = ("acres_gym.constants", "acres_gym.records", "acres_gym.schema", "acres_gym.paths")
 
 
 def _imports(path: Path) -> list[str]:

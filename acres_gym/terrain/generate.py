@@ -169,8 +169,8 @@ def _column_terms(u):
 
 @njit(cache=True, nogil=True)
 def _gradients(angle):
-    """The unit lattice gradients ``(cos angle, sin angle)`` (libm's, as numpy's ``cos`` and ``sin`` give them
-    on the platforms measured: bit for bit over 5 million angles)."""
+    """The unit lattice gradients ``(cos angle, sin angle)``, the C library's cosine and sine (the same on every
+    CPU, where numpy's loops differ between AVX-512 and other machines)."""
     gx, gy = np.empty(angle.shape), np.empty(angle.shape)
     for j in range(angle.shape[0]):
         for i in range(angle.shape[1]):

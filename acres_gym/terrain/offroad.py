@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from acres_gym import libm
 from acres_gym.terrain.generate import rough, with_patches
 from acres_gym.terrain.grid import Terrain
 from acres_gym.terrain.surfaces import SurfaceTable
@@ -147,27 +146,17 @@ def _window(x_m, y_m, cx_m, cy_m, r_m):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _hill_exponent(x_m, y_m, cx_m, cy_m, radius_m):
-    """The exponent ``-d2 / (2 s s)`` of a Gaussian hill of radius ``s`` at (cx, cy) over its window (the points
-    within ``4 s``), ``d2 = (x - cx) ** 2 + (y - cy) ** 2``; returns ``(j0, i0, exponent)``, the window's first
-    row and column and a (rows, columns) array. A radius of 0 gives NaN and -inf as numpy's division does."""
+def _add_hill(height_m, x_m, y_m, cx_m, cy_m, peak_m, radius_m):
+    """``height_m += peak_m exp(-d2 / (2 s s))`` (in place) over the points of ``_window(.., 4 s)``, a Gaussian
+    hill of radius ``s`` at (cx, cy), ``d2 = (x - cx) ** 2 + (y - cy) ** 2``, the C library's ``exp`` (the same
+    on every CPU). A radius of 0 gives NaN and -inf exponents as numpy's division does."""
     j0, j1, i0, i1 = _window(x_m, y_m, cx_m, cy_m, 4.0 * radius_m)
     den = 2.0 * radius_m * radius_m
-    out = np.empty((j1 - j0, i1 - i0))
     for j in range(j0, j1):
         dy = y_m[j] - cy_m
         for i in range(i0, i1):
             dx = x_m[i] - cx_m
-            out[j - j0, i - i0] = -(dx * dx + dy * dy) / den
-    return j0, i0, out
-
-
-@njit(cache=True, nogil=True)
-def _add_scaled(height_m, j0, i0, shape, scale_m):
-    """``height_m[j0 + a, i0 + b] += scale_m * shape[a, b]`` over ``shape`` (in place)."""
-    for a in range(shape.shape[0]):
-        for b in range(shape.shape[1]):
-            height_m[j0 + a, i0 + b] += scale_m * shape[a, b]
+            height_m[j, i] += peak_m * math.exp(-(dx * dx + dy * dy) / den)
 
 
 @njit(cache=True, nogil=True)
@@ -216,8 +205,7 @@ def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
         return math.hypot(cx - sx, cy - sy) > r + 8.0 and math.hypot(cx - gx, cy - gy) > r + 5.0
 
     def hill(cx, cy, h, s):  # height += h exp(-d2 / (2 s^2)) within 4 s
-        j0, i0, shape = _hill_exponent(x, y, cx, cy, s)
-        _add_scaled(height, j0, i0, libm.exp_in_place(shape), h)
+        _add_hill(height, x, y, cx, cy, h, s)
 
     for _ in range(_count(rng, c["hills"])):
         cx, cy = (float(v) for v in rng.uniform(-half, half, 2))
