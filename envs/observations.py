@@ -229,28 +229,29 @@ NAVIGATION_OBSERVATIONS = REPORT_OBSERVATIONS + BODY_OBSERVATIONS + ("goal", "lo
 
 
 @njit(cache=True)
-def _copy_frame(i, columns, yaw_rate, roll, pitch, lateral, heading, target_speed, path_points, previous_action, buf):
-    """Vehicle ``i``'s frame values into its row of ``buf`` (see ``_assemble``)."""
-    if columns[0] >= 0:
-        buf[i, columns[0]] = yaw_rate[i]
-    if columns[1] >= 0:
-        buf[i, columns[1]] = roll[i]
-    if columns[2] >= 0:
-        buf[i, columns[2]] = pitch[i]
-    if columns[3] >= 0:
-        buf[i, columns[3]] = lateral[i]
-    if columns[4] >= 0:
-        buf[i, columns[4]] = heading[i]
-    if columns[5] >= 0:
-        for j in range(target_speed.shape[1]):
-            buf[i, columns[5] + j] = target_speed[i, j]
-    if columns[6] >= 0:
-        for j in range(path_points.shape[1]):
-            buf[i, columns[6] + 2 * j] = path_points[i, j, 0]
-            buf[i, columns[6] + 2 * j + 1] = path_points[i, j, 1]
-    if columns[7] >= 0:
-        for j in range(previous_action.shape[1]):
-            buf[i, columns[7] + j] = previous_action[i, j]
+def _copy_frame(columns, yaw_rate, roll, pitch, lateral, heading, target_speed, path_points, previous_action, buf):
+    """Every vehicle's frame values into its row of ``buf`` (see ``_assemble``)."""
+    for i in range(buf.shape[0]):
+        if columns[0] >= 0:
+            buf[i, columns[0]] = yaw_rate[i]
+        if columns[1] >= 0:
+            buf[i, columns[1]] = roll[i]
+        if columns[2] >= 0:
+            buf[i, columns[2]] = pitch[i]
+        if columns[3] >= 0:
+            buf[i, columns[3]] = lateral[i]
+        if columns[4] >= 0:
+            buf[i, columns[4]] = heading[i]
+        if columns[5] >= 0:
+            for j in range(target_speed.shape[1]):
+                buf[i, columns[5] + j] = target_speed[i, j]
+        if columns[6] >= 0:
+            for j in range(path_points.shape[1]):
+                buf[i, columns[6] + 2 * j] = path_points[i, j, 0]
+                buf[i, columns[6] + 2 * j + 1] = path_points[i, j, 1]
+        if columns[7] >= 0:
+            for j in range(previous_action.shape[1]):
+                buf[i, columns[7] + j] = previous_action[i, j]
 
 
 # The derived report items the assembly kernel computes itself (``_assemble``), by the arithmetic of their numpy
@@ -262,11 +263,11 @@ _GEAR_ORDER = np.array(GEAR_ORDER, dtype=np.float64)
 
 
 @njit(cache=True)
-def _brake_bar(table, rows, brake_max_bar, i):
-    """``report_values.brake_bar`` of vehicle ``i``."""
-    pressure = table[rows[0], i]
+def _brake_bar(pressure, percent, brake_max_bar):
+    """``report_values.brake_bar`` of one vehicle from its report's pressure and percent (scalars: a helper
+    called per vehicle takes no arrays, whose references it would count on every call)."""
     if np.isnan(pressure):
-        return table[rows[1], i] * brake_max_bar[i] / 100.0
+        return percent * brake_max_bar / 100.0
     return pressure
 
 
@@ -290,16 +291,15 @@ def _assemble(table, gather_rows, gather_columns, derived_kinds, derived_columns
     (where the other items were written) clipped to [``low``, ``high``], NaN as 0, and cast to float32 into
     ``out``."""
     n, width = buf.shape
+    _copy_frame(columns, yaw_rate, roll, pitch, lateral, heading, target_speed, path_points, previous_action, buf)
     for i in range(n):
-        _copy_frame(i, columns, yaw_rate, roll, pitch, lateral, heading, target_speed, path_points, previous_action,
-                    buf)
         for k in range(gather_rows.shape[0]):
             buf[i, gather_columns[k]] = table[gather_rows[k], i]
         for k in range(derived_kinds.shape[0]):
             c = derived_columns[k]
             kind = derived_kinds[k]
             if kind == 0:
-                buf[i, c] = _brake_bar(table, rows, brake_max_bar, i)
+                buf[i, c] = _brake_bar(table[rows[0], i], table[rows[1], i], brake_max_bar[i])
             elif kind == 1:
                 gear = table[rows[2], i]
                 for j in range(gear_order.shape[0]):
@@ -307,7 +307,8 @@ def _assemble(table, gather_rows, gather_columns, derived_kinds, derived_columns
             else:
                 buf[i, c] = 0.0 if np.isnan(table[rows[3], i]) else 1.0
                 buf[i, c + 1] = 0.0 if np.isnan(table[rows[4], i]) else 1.0
-                buf[i, c + 2] = 0.0 if np.isnan(_brake_bar(table, rows, brake_max_bar, i)) else 1.0
+                bar = _brake_bar(table[rows[0], i], table[rows[1], i], brake_max_bar[i])
+                buf[i, c + 2] = 0.0 if np.isnan(bar) else 1.0
                 buf[i, c + 3] = 0.0 if np.isnan(table[rows[5], i]) else 1.0
         for j in range(width):
             x = buf[i, j]

@@ -275,9 +275,9 @@ class Stuck(RewardTerm):
 # --- the built-in terms in one jitted pass ---------------------------------------------------------------
 # ``RewardSet`` computes a set made only of built-in terms with ``_builtin_terms``: each term's value by the
 # same arithmetic as its ``__call__`` (bit for bit), without a numpy call per term. The exponential of the
-# gaussian and exponential shapes stays numpy's (its SIMD exp differs from libm's in the last bit for a few
-# percent of arguments): the kernel leaves the argument, numpy takes the exponential of those rows, and
-# ``_weighted_sum`` adds the weighted terms. Other terms (plug-ins, subclasses) take the ``__call__`` path.
+# gaussian and exponential shapes is taken afterwards over those rows at once (``libm.exp_in_place``, the same
+# function as ``_shaped``'s): the kernel leaves the argument, and ``_weighted_sum`` adds the weighted terms.
+# Other terms (plug-ins, subclasses) take the ``__call__`` path.
 _SHAPE_CODE = {name: k for k, name in enumerate(SHAPES)}
 _KERNEL_CODES: dict[type, Callable[[RewardTerm], tuple[int, float, float]]] = {
     SpeedError: lambda t: (0, _SHAPE_CODE[t.shape], t.scale),
@@ -312,66 +312,73 @@ def _shaped_value(error, shape, scale):
 
 
 @njit(cache=True)
-def _mean_square(a, b, i, subtract):
-    """-mean over the components of a[i]^2 (or (a[i] - b[i])^2), summed in order as numpy does for k < 8."""
+def _mean_square_rows(a, b, subtract, out):
+    """-mean over the components of a[i]^2 (or (a[i] - b[i])^2) into ``out[i]`` for every row ``i``, summed in
+    order as numpy does for k < 8."""
     k = a.shape[1]
-    if k == 0:
-        return 0.0
-    acc = 0.0
-    for j in range(k):
-        d = a[i, j] - b[i, j] if subtract else a[i, j]
-        acc = d * d if j == 0 else acc + d * d
-    return -(acc / k)
+    for i in range(out.shape[0]):
+        if k == 0:
+            out[i] = 0.0
+            continue
+        acc = 0.0
+        for j in range(k):
+            d = a[i, j] - b[i, j] if subtract else a[i, j]
+            acc = d * d if j == 0 else acc + d * d
+        out[i] = -(acc / k)
 
 
 @njit(cache=True)
-def _term_value(code, p0, p1, i, dt, m, target, action, previous, rolled, diverged, off_course, terminated, goal,
-                no_go, stuck):
-    """The value of built-in term ``code`` (``_KERNEL_CODES``; parameters ``p0``, ``p1``) for vehicle ``i``;
-    ``m`` holds the step's measures (``StepContext.measures_of``)."""
-    if code == 0:
-        return _shaped_value(m[0, i] - target[i], p0, p1)
-    if code == 1:
-        return _shaped_value(m[1, i], p0, p1)
-    if code == 2:
-        return _shaped_value(m[2, i], p0, p1)
-    if code == 3:
-        return _mean_square(action, previous, i, False)
-    if code == 4:
-        return _mean_square(action, previous, i, True)
-    if code == 5:
-        grams = 1e3 * m[5, i]
-        if p0 != 0.0:
-            d = m[4, i] if m[4, i] >= p1 else p1
-            return -grams / (d / 1e3)
-        return -grams
-    if code == 6:
-        return m[3, i]
-    if code == 7:
-        return 0.0 if terminated[i] else p0
-    if code == 8:
-        return -(1.0 if rolled[i] or diverged[i] else 0.0)
-    if code == 9:
-        return -(1.0 if off_course[i] else 0.0)
-    if code == 10:
-        return -dt
-    if code == 11:
-        return 1.0 if goal[i] else 0.0
-    if code == 12:
-        return -(1.0 if no_go[i] else 0.0)
-    return -(1.0 if stuck[i] else 0.0)
+def _flag_rows(flag, sign, out):
+    """``sign`` (1 or -1) times each flag as 1.0 or 0.0 into ``out``."""
+    for i in range(out.shape[0]):
+        out[i] = sign * (1.0 if flag[i] else 0.0)
 
 
 @njit(cache=True)
 def _builtin_terms(spec, dt, m, target, action, previous, rolled, diverged, off_course, terminated, goal, no_go, stuck,
                    parts):
     """Every term's value (the exponential's argument for the exp shapes) into its row ``spec[3, k]`` of
-    ``parts`` (rows, N); ``spec`` (4, terms) holds each term's code, two parameters and that row."""
-    for i in range(parts.shape[1]):
-        for k in range(spec.shape[1]):
-            parts[int(spec[3, k]), i] = _term_value(int(spec[0, k]), spec[1, k], spec[2, k], i, dt, m, target, action,
-                                                    previous, rolled, diverged, off_course, terminated, goal, no_go,
-                                                    stuck)
+    ``parts`` (rows, N); ``spec`` (4, terms) holds each term's code (``_KERNEL_CODES``), two parameters ``p0``,
+    ``p1`` and that row. One loop over the vehicles per term: the helpers take whole rows, never one vehicle's
+    arrays (a call per vehicle with array arguments would count references on every call)."""
+    n = parts.shape[1]
+    for k in range(spec.shape[1]):
+        code, p0, p1 = int(spec[0, k]), spec[1, k], spec[2, k]
+        out = parts[int(spec[3, k])]
+        if code <= 2:  # speed, lateral, heading error
+            for i in range(n):
+                error = m[0, i] - target[i] if code == 0 else m[code, i]
+                out[i] = _shaped_value(error, p0, p1)
+        elif code == 3 or code == 4:  # control effort, action rate
+            _mean_square_rows(action, previous, code == 4, out)
+        elif code == 5:  # energy
+            for i in range(n):
+                grams = 1e3 * m[5, i]
+                if p0 != 0.0:
+                    d = m[4, i] if m[4, i] >= p1 else p1
+                    out[i] = -grams / (d / 1e3)
+                else:
+                    out[i] = -grams
+        elif code == 6:  # progress
+            for i in range(n):
+                out[i] = m[3, i]
+        elif code == 7:  # alive
+            for i in range(n):
+                out[i] = 0.0 if terminated[i] else p0
+        elif code == 8:  # rollover
+            for i in range(n):
+                out[i] = -(1.0 if rolled[i] or diverged[i] else 0.0)
+        elif code == 9:
+            _flag_rows(off_course, -1.0, out)
+        elif code == 10:  # time
+            for i in range(n):
+                out[i] = -dt
+        elif code == 11:
+            _flag_rows(goal, 1.0, out)
+        elif code == 12:
+            _flag_rows(no_go, -1.0, out)
+        else:
+            _flag_rows(stuck, -1.0, out)
 
 
 @njit(cache=True)
