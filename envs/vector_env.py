@@ -43,26 +43,31 @@ from acres_gym.envs.ranger_env import SEED_HIGH, BatchViews, RenderHelper, build
 
 def _count_keys(info: dict[str, Any]) -> int:
     """The number of keys of ``info`` and of the dicts nested in it."""
-    return sum(1 + (_count_keys(value) if isinstance(value, dict) else 0) for value in info.values())
+    count = len(info)
+    for value in info.values():
+        if isinstance(value, dict):
+            count += _count_keys(value)
+    return count
 
 
-def _with_masks(info: dict[str, Any], mask: np.ndarray, masks: np.ndarray | None = None) -> dict[str, Any]:
+def _with_masks(info: dict[str, Any], mask: np.ndarray, masks: list[np.ndarray] | None = None) -> dict[str, Any]:
     """``info`` with a ``_key`` entry beside each key (nested dicts too): a copy of ``mask`` each, the rows of
-    one array (``masks``: one row per key, filled here when not given)."""
+    one array (``masks``: its rows, one per key, made here when not given)."""
     if masks is None:
-        masks = np.empty((_count_keys(info), mask.shape[0]), dtype=bool)
-        masks[:] = mask
+        rows = np.empty((_count_keys(info), mask.shape[0]), dtype=bool)
+        rows[:] = mask
+        masks = list(rows)  # the row views in one call
     out: dict[str, Any] = {}
     k = 0
     for key, value in info.items():
         if isinstance(value, dict):
             inner = _count_keys(value)
             out[key] = _with_masks(value, mask, masks[k + 1:k + 1 + inner])
-            out[f"_{key}"] = masks[k]
+            out["_" + key] = masks[k]
             k += 1 + inner
         else:
             out[key] = value
-            out[f"_{key}"] = masks[k]
+            out["_" + key] = masks[k]
             k += 1
     return out
 
