@@ -27,11 +27,13 @@ from numba import njit
 
 from acres_gym.constants import DT_S, PHYSICS_HZ
 from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
+from acres_gym.dbw.reports import CAN_RESOLUTION, REPORT_RECORD_DTYPE
 from acres_gym.dbw.step import reset_dbw_from_params
+from acres_gym.model.chassis import BODY_KINEMATICS
 from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
 from acres_gym.model.suspension import elastic_energy
 from acres_gym.model.threading_layer import use_parallel
-from acres_gym.model.tick import run_ticks, run_ticks_serial
+from acres_gym.model.tick import observe_all, run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
 from acres_gym.records import plain
@@ -61,7 +63,7 @@ def _compile_kernels(sim: RangerSim) -> None:
     global _KERNELS_READY
     if _KERNELS_READY:
         return
-    kernels = (run_ticks_serial, run_ticks, reset_vehicles)
+    kernels = (run_ticks_serial, run_ticks, reset_vehicles, observe_all)
     compiling = not all(_kernel_cached(k) for k in kernels)
     quiet = os.environ.get(QUIET_ENV, "") not in ("", "0")
     if compiling and not quiet:
@@ -69,9 +71,10 @@ def _compile_kernels(sim: RangerSim) -> None:
               flush=True)
     start = time.perf_counter()
     args = (plain(sim.params.copy()), plain(sim.state.copy()), plain(sim.work.copy()), plain(sim.commands.copy()),
-            0, sim.terrain_args)
+            0, sim.terrain_args, CAN_RESOLUTION, sim._reports.copy(), sim._kinematics.copy())
     run_ticks_serial(*args)
     run_ticks(*args)
+    observe_all(args[0], args[1], *args[6:])
     reset_vehicles(args[0], args[1], plain(STATE_TEMPLATE), np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(),
                    sim._terrain_index.copy())
     if compiling and not quiet:
@@ -200,6 +203,9 @@ class RangerSim:
     def __setstate__(self, state: dict) -> None:
         for key, value in state.items():
             setattr(self, key, value)
+        if "_reports" not in state:  # pickled by a version whose kernels did not fill them
+            self._observed_arrays()
+            self._observe()
 
     def __init__(self, n: int = 1, vehicle: str = DEFAULT_VEHICLE, params=None, overrides=None,
                  terrain=None):
@@ -230,6 +236,7 @@ class RangerSim:
         self.commands = make_commands(self.n)
         self._pose = np.zeros((self.n, 7))
         self._terrain_index = np.zeros(self.n, dtype=np.int64)
+        self._observed_arrays()
         _compile_kernels(self)
         self.reset()
 
@@ -262,6 +269,7 @@ class RangerSim:
         self.commands[idx] = cmd
         # the AWD switch stays where the vehicle's default puts it until a command moves it
         self.commands.drive_mode[idx] = self.params.default_drive_mode[idx]
+        self._observe()
 
     def step(self, n_ticks: int = 1, commands=None, serial: bool = False) -> None:
         """Advances all vehicles by ``n_ticks`` physics ticks of 1/120 s holding ``commands`` (default
@@ -280,7 +288,29 @@ class RangerSim:
         else:
             commands = plain(commands)
         kernel = run_ticks if use_parallel(self.n) and not serial else run_ticks_serial
-        kernel(self.params_plain, self.state_plain, self.work_plain, commands, int(n_ticks), self.terrain_args)
+        kernel(self.params_plain, self.state_plain, self.work_plain, commands, int(n_ticks), self.terrain_args,
+               CAN_RESOLUTION, self._reports, self._kinematics)
+
+    # --- what the kernels observe after a step -------------------------------------------------------
+    def _observed_arrays(self) -> None:
+        """The arrays the kernels fill after advancing the vehicles (``model.tick.observe_vehicle``)."""
+        self._reports = np.zeros(self.n, REPORT_RECORD_DTYPE)
+        self._kinematics = np.zeros((len(BODY_KINEMATICS), self.n))
+
+    def _observe(self) -> None:
+        """Fill the observed arrays from the present records (after a reset, or for a state set from outside)."""
+        observe_all(self.params_plain, self.state_plain, CAN_RESOLUTION, self._reports, self._kinematics)
+
+    def report_table(self) -> np.ndarray:
+        """The DBW reports of the state the last step or reset left, as ``acres_gym.dbw.reports.report_table``
+        gives them (a new (len(REPORT_SPEC), N) float64 array, rounded to the CAN resolution), filled by the
+        thread that advanced each vehicle. After writing the state records directly, use that function."""
+        return np.ascontiguousarray(self._reports.view(np.float64).reshape(self.n, -1).T)
+
+    def body_kinematics(self) -> np.ndarray:
+        """Roll, pitch, yaw, forward CG speed, yaw rate and the rear-axle midpoint's world (x, y) of every vehicle
+        after the last step or reset: a new (7, N) array, rows ``acres_gym.model.chassis.BODY_KINEMATICS``."""
+        return self._kinematics.copy()
 
     def run_seconds(self, seconds: float, commands=None) -> None:
         """Advances by ``seconds`` (rounded to whole ticks)."""

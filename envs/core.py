@@ -37,6 +37,7 @@ from acres_gym.envs.pregen import Pregenerator, drawing
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
 from acres_gym.envs.tasks.path_speed import horizon_for_path_m, make_task
+from acres_gym.model.chassis import BODY_KINEMATICS, body_kinematics
 from acres_gym.records import plain
 from acres_gym.sim import RangerSim
 
@@ -47,7 +48,7 @@ STATUS_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_co
 STATS = ("return", "speed_sq", "lateral_sq", "fuel0_kg", "distance_m")  # the episode's running figures
 
 
-KINEMATICS = ("roll", "pitch", "yaw", "speed", "yaw_rate", "axle_x", "axle_y")
+KINEMATICS = BODY_KINEMATICS
 AXLE_X, AXLE_Y = KINEMATICS.index("axle_x"), KINEMATICS.index("axle_y")  # rows of the kinematics array
 
 
@@ -69,32 +70,19 @@ class PreparedEpisode:
 
 @njit(cache=True)
 def _fill_kinematics(state, params, out):
-    """Rows of ``out`` (7, N): roll, pitch, yaw (ZYX) from the quaternions (w, x, y, z), forward speed of
-    the CG (world velocity on the body x axis), body yaw rate, and the world (x, y) of the rear-axle
-    midpoint (CG position less the rotated CG offset), from the state and parameter records (``params`` of
-    length N or 1)."""
+    """Rows of ``out`` (7, N): each vehicle's ``acres_gym.model.chassis.body_kinematics`` (roll, pitch, yaw,
+    forward speed of the CG, body yaw rate, the rear-axle midpoint's world x and y) from the state and parameter
+    records (``params`` of length N or 1)."""
     for i in range(state.shape[0]):
-        s = state[i]
-        p = params[i] if params.shape[0] > 1 else params[0]
-        q, v, pos = s.orientation_wxyz, s.velocity_mps, s.position_m
-        w, x, y, z = q[0], q[1], q[2], q[3]
-        r00 = 1.0 - 2.0 * (y * y + z * z)
-        r01 = 2.0 * (x * y - w * z)
-        r02 = 2.0 * (x * z + w * y)
-        r10 = 2.0 * (x * y + w * z)
-        r11 = 1.0 - 2.0 * (x * x + z * z)
-        r12 = 2.0 * (y * z - w * x)
-        r20 = 2.0 * (x * z - w * y)
-        r21 = 2.0 * (y * z + w * x)
-        r22 = 1.0 - 2.0 * (x * x + y * y)
-        cf, cl, ch = p.cg_forward_m, p.cg_left_m, p.cg_height_m
-        out[0, i] = np.arctan2(r21, r22)
-        out[1, i] = np.arcsin(min(max(-r20, -1.0), 1.0))
-        out[2, i] = np.arctan2(r10, r00)
-        out[3, i] = r00 * v[0] + r10 * v[1] + r20 * v[2]
-        out[4, i] = s.angular_velocity_rad_s[2]
-        out[5, i] = pos[0] - (r00 * cf + r01 * cl + r02 * ch)
-        out[6, i] = pos[1] - (r10 * cf + r11 * cl + r12 * ch)
+        roll, pitch, yaw, speed, yaw_rate, axle_x, axle_y = body_kinematics(
+            params[i] if params.shape[0] > 1 else params[0], state[i])
+        out[0, i] = roll
+        out[1, i] = pitch
+        out[2, i] = yaw
+        out[3, i] = speed
+        out[4, i] = yaw_rate
+        out[5, i] = axle_x
+        out[6, i] = axle_y
 
 
 def kinematics_array(state, params) -> np.ndarray:
@@ -438,7 +426,7 @@ class RangerBatch:
             self.steps += 1
         else:
             self.steps[rows] += 1
-        kin_array = kinematics_array(state, self.sim.params_plain)
+        kin_array = self.sim.body_kinematics()  # written by the physics threads, as ``kinematics_array`` computes it
         if hasattr(self.task, "locate_measure"):  # the path tasks: one jitted call
             task_frame = self.task.locate_measure(kin_array, self.steps, rows)
         else:
@@ -446,7 +434,8 @@ class RangerBatch:
             task_frame = None
         previous = self.previous_action  # replaced below by the step's action, never written in place before
         action_now = flat if every else np.where(rows[:, None], flat, previous)  # (flat: new every step)
-        self.frame = frame = self._frame(kin_array, previous_action=action_now, task_frame=task_frame)
+        self.frame = frame = self._frame(kin_array, previous_action=action_now, task_frame=task_frame,
+                                         reports=self.sim.report_table())
         t = frame.task
         diverged = state["diverged"]
         task_flags = {k: v & ~diverged for k, v in t.flags.items()} if t.flags else {}
@@ -502,14 +491,15 @@ class RangerBatch:
 
     # --- frames, observations, infos -----------------------------------------------------------------
     def _frame(self, kin_array: np.ndarray, previous_action: np.ndarray | None = None,
-               task_frame=None) -> Frame:
+               task_frame=None, reports: np.ndarray | None = None) -> Frame:
         """The frame of the present state from its body kinematics (``kinematics_array``; ``task_frame``: the
-        task's measures when already taken)."""
+        task's measures when already taken; ``reports``: the report table when already made, as after a step)."""
         roll, pitch, yaw, speed, yaw_rate, axle_x, axle_y = kin_array  # the KINEMATICS rows
         params = self.sim.params_plain
         task = self.task.measure(axle_x, axle_y, yaw, self.steps) if task_frame is None else task_frame
         return Frame(
-            report_table=report_table(params, self.sim.state_plain), speed_mps=speed, kinematics=kin_array,
+            report_table=report_table(params, self.sim.state_plain) if reports is None else reports,
+            speed_mps=speed, kinematics=kin_array,
             roll_rad=roll, pitch_rad=pitch, yaw_rad=yaw, yaw_rate_rad_s=yaw_rate, axle_x_m=axle_x, axle_y_m=axle_y,
             task=task, previous_action=self.previous_action.copy() if previous_action is None else previous_action,
             brake_max_bar=params["brake_max_bar"].astype(np.float64),

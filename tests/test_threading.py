@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 from acres_gym import RangerSim
+from acres_gym.dbw.reports import CAN_RESOLUTION, report_table
+from acres_gym.envs.core import kinematics_array
 from acres_gym.model import threading_layer
 from acres_gym.model.tick import run_ticks, run_ticks_serial
 
@@ -57,7 +59,8 @@ def test_small_batches_run_on_the_calling_thread_and_both_kernels_agree():
     for sim, kernel in zip(sims, (run_ticks, run_ticks_serial), strict=True):
         sim.commands.driver_throttle_pct = np.linspace(0.0, 80.0, n)
         sim.commands.driver_steering_deg = np.linspace(-200.0, 200.0, n)
-        kernel(sim.params, sim.state, sim.work, sim.commands, 240, sim.terrain_args)
+        kernel(sim.params, sim.state, sim.work, sim.commands, 240, sim.terrain_args, CAN_RESOLUTION, sim._reports,
+               sim._kinematics)
     by_step = RangerSim(n)  # RangerSim.step(serial=True): the calling thread's kernel whatever the batch
     by_step.commands.driver_throttle_pct = np.linspace(0.0, 80.0, n)
     by_step.commands.driver_steering_deg = np.linspace(-200.0, 200.0, n)
@@ -66,6 +69,9 @@ def test_small_batches_run_on_the_calling_thread_and_both_kernels_agree():
         np.testing.assert_array_equal(sims[0].state[field], sims[1].state[field])
         np.testing.assert_array_equal(sims[0].state[field], by_step.state[field])
     assert np.all(sims[0].state.position_m[1:, 0] > 0.0)                                 # they drove
+    for sim in (*sims, by_step):  # the reports and body motion each kernel wrote of the state it left
+        assert sim.report_table().tobytes() == report_table(sim.params, sim.state).tobytes()
+        assert sim.body_kinematics().tobytes() == kinematics_array(sim.state, sim.params).tobytes()
 
 
 LAYER_IN_USE = """

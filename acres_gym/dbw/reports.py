@@ -134,6 +134,8 @@ _RESOLUTION = np.zeros(1, REPORT_RECORD_DTYPE)  # per field; 0 = exact
 for _f in REPORT_SPEC:
     _RESOLUTION[_f.name] = _f.resolution
 _EXACT = np.zeros(1, REPORT_RECORD_DTYPE)
+CAN_RESOLUTION = _RESOLUTION
+"""The record of every field's CAN resolution ((1,) ``REPORT_RECORD_DTYPE``, 0 = exact), as the kernels take it."""
 
 
 @njit(cache=True)
@@ -250,20 +252,25 @@ def _ulc(p, s, q, r):
 
 
 @njit(cache=True)
+def vehicle_report(p, s, q, r):
+    """Every report field of one vehicle (parameter record ``p``, state record ``s``) into the report record
+    ``r``, each written by name and rounded to its CAN resolution (``q``: the record of resolutions, 0 =
+    exact). The physics kernels call it for each vehicle they advance (``acres_gym.model.tick.run_ticks``)."""
+    _steering(p, s, q, r)
+    _throttle(s, q, r)
+    _brake(p, s, q, r)
+    _gear_and_speeds(s, q, r)
+    _ulc(p, s, q, r)
+
+
+@njit(cache=True)
 def fill_reports(params, state, resolution, out):
     """Every report field of N vehicles into ``out`` ((N,) ``REPORT_RECORD_DTYPE``), each written by name and
     rounded to its CAN resolution (``resolution``: one record of resolutions, 0 = exact). ``params`` has
     length N or 1."""
     q = resolution[0]
     for i in range(state.shape[0]):
-        s = state[i]
-        p = params[i] if params.shape[0] > 1 else params[0]
-        r = out[i]
-        _steering(p, s, q, r)
-        _throttle(s, q, r)
-        _brake(p, s, q, r)
-        _gear_and_speeds(s, q, r)
-        _ulc(p, s, q, r)
+        vehicle_report(params[i] if params.shape[0] > 1 else params[0], state[i], q, out[i])
 
 
 def report_table(params: np.ndarray, state: np.ndarray, exact: bool = False) -> np.ndarray:

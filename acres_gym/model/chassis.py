@@ -10,6 +10,7 @@ work at the mid-tick contact velocities, the suspension's, and the drag's.
 
 import math
 
+import numpy as np
 from numba import njit
 
 from acres_gym.constants import DIVERGED_SPEED, STANDARD_GRAVITY_MPS2
@@ -18,6 +19,32 @@ from acres_gym.model.vec import cross, integrate_orientation, rotate, rotate_inv
 ROLLOVER_TILT_DEG = 70.0
 ROLLOVER_UP_Z = math.cos(ROLLOVER_TILT_DEG * math.pi / 180.0)
 DIVERGED_SPEED_MPS = 200.0
+
+
+BODY_KINEMATICS = ("roll", "pitch", "yaw", "speed", "yaw_rate", "axle_x", "axle_y")
+"""What ``body_kinematics`` returns, in order (rad, m/s, rad/s, m)."""
+
+
+@njit(cache=True)
+def body_kinematics(p, s):
+    """Roll, pitch, yaw (ZYX) from the quaternion (w, x, y, z), forward speed of the CG (world velocity on the
+    body x axis), body yaw rate, and the world (x, y) of the rear-axle midpoint (CG position less the rotated
+    CG offset) of one vehicle (parameter record ``p``, state record ``s``): ``BODY_KINEMATICS``."""
+    q, v, pos = s.orientation_wxyz, s.velocity_mps, s.position_m
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    r00 = 1.0 - 2.0 * (y * y + z * z)
+    r01 = 2.0 * (x * y - w * z)
+    r02 = 2.0 * (x * z + w * y)
+    r10 = 2.0 * (x * y + w * z)
+    r11 = 1.0 - 2.0 * (x * x + z * z)
+    r12 = 2.0 * (y * z - w * x)
+    r20 = 2.0 * (x * z - w * y)
+    r21 = 2.0 * (y * z + w * x)
+    r22 = 1.0 - 2.0 * (x * x + y * y)
+    cf, cl, ch = p.cg_forward_m, p.cg_left_m, p.cg_height_m
+    return (np.arctan2(r21, r22), np.arcsin(min(max(-r20, -1.0), 1.0)), np.arctan2(r10, r00),
+            r00 * v[0] + r10 * v[1] + r20 * v[2], s.angular_velocity_rad_s[2],
+            pos[0] - (r00 * cf + r01 * cl + r02 * ch), pos[1] - (r10 * cf + r11 * cl + r12 * ch))
 
 
 @njit(cache=True)

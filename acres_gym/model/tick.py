@@ -15,9 +15,10 @@ import math
 from numba import njit, prange
 
 from acres_gym.constants import DIVERGED_BELOW_GROUND, DIVERGED_NON_FINITE, DT_S, WHEEL_FL, WHEEL_FR, WHEEL_RL, WHEEL_RR
+from acres_gym.dbw.reports import vehicle_report
 from acres_gym.dbw.step import step_dbw
 from acres_gym.model import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
-from acres_gym.model.chassis import flag_diverged, step_chassis
+from acres_gym.model.chassis import body_kinematics, flag_diverged, step_chassis
 from acres_gym.model.cvt import step_cvt
 from acres_gym.model.driveline import solve_driveline
 from acres_gym.model.engine import step_engine
@@ -74,17 +75,44 @@ def advance(p, c, s, w, n_ticks, terrain):
         step_vehicle(DT_S, p, c, s, w, t == 0, terrain)
 
 
+@njit(cache=True)
+def observe_vehicle(p, s, v, resolution, reports, kinematics):
+    """Vehicle ``v``'s DBW reports (``dbw.reports.vehicle_report``, rounded to ``resolution``) into
+    ``reports[v]`` and its body kinematics (``chassis.body_kinematics``) into column ``v`` of ``kinematics``
+    (rows ``BODY_KINEMATICS``): what the environment reads after a step, written by the thread that advanced
+    the vehicle while its records are in that core's cache."""
+    vehicle_report(p, s, resolution[0], reports[v])
+    roll, pitch, yaw, speed, yaw_rate, axle_x, axle_y = body_kinematics(p, s)
+    kinematics[0, v] = roll
+    kinematics[1, v] = pitch
+    kinematics[2, v] = yaw
+    kinematics[3, v] = speed
+    kinematics[4, v] = yaw_rate
+    kinematics[5, v] = axle_x
+    kinematics[6, v] = axle_y
+
+
+@njit(cache=True)
+def observe_all(params, state, resolution, reports, kinematics):
+    """``observe_vehicle`` of every vehicle, on the calling thread (after a reset)."""
+    for v in range(state.shape[0]):
+        observe_vehicle(params[v], state[v], v, resolution, reports, kinematics)
+
+
 @njit(cache=True, parallel=True)
-def run_ticks(params, state, work, commands, n_ticks, terrain):
+def run_ticks(params, state, work, commands, n_ticks, terrain, resolution, reports, kinematics):
     """Advances every vehicle by ``n_ticks`` ticks of 1/120 s in one call, vehicles in parallel threads;
-    no Python per tick. ``terrain`` is ``RangerSim.terrain_args``."""
+    no Python per tick. ``terrain`` is ``RangerSim.terrain_args``; then each vehicle's reports and body
+    kinematics of the state reached (``observe_vehicle``)."""
     for v in prange(state.shape[0]):
         advance(params[v], commands[v], state[v], work[v], n_ticks, terrain)
+        observe_vehicle(params[v], state[v], v, resolution, reports, kinematics)
 
 
 @njit(cache=True, nogil=True)
-def run_ticks_serial(params, state, work, commands, n_ticks, terrain):
+def run_ticks_serial(params, state, work, commands, n_ticks, terrain, resolution, reports, kinematics):
     """``run_ticks`` on the calling thread (one vehicle: no idle worker threads), without the GIL: another Python
     thread (an episode drawn in the background) runs beside it."""
     for v in range(state.shape[0]):
         advance(params[v], commands[v], state[v], work[v], n_ticks, terrain)
+        observe_vehicle(params[v], state[v], v, resolution, reports, kinematics)
