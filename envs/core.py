@@ -74,15 +74,9 @@ def _fill_kinematics(state, params, out):
     forward speed of the CG, body yaw rate, the rear-axle midpoint's world x and y) from the state and parameter
     records (``params`` of length N or 1)."""
     for i in range(state.shape[0]):
-        roll, pitch, yaw, speed, yaw_rate, axle_x, axle_y = body_kinematics(
-            params[i] if params.shape[0] > 1 else params[0], state[i])
-        out[0, i] = roll
-        out[1, i] = pitch
-        out[2, i] = yaw
-        out[3, i] = speed
-        out[4, i] = yaw_rate
-        out[5, i] = axle_x
-        out[6, i] = axle_y
+        motion = body_kinematics(params[i] if params.shape[0] > 1 else params[0], state[i])
+        for row in range(len(motion)):
+            out[row, i] = motion[row]
 
 
 def kinematics_array(state, params) -> np.ndarray:

@@ -82,14 +82,9 @@ def observe_vehicle(p, s, v, resolution, reports, kinematics):
     (rows ``BODY_KINEMATICS``): what the environment reads after a step, written by the thread that advanced
     the vehicle while its records are in that core's cache."""
     vehicle_report(p, s, resolution[0], reports[v])
-    roll, pitch, yaw, speed, yaw_rate, axle_x, axle_y = body_kinematics(p, s)
-    kinematics[0, v] = roll
-    kinematics[1, v] = pitch
-    kinematics[2, v] = yaw
-    kinematics[3, v] = speed
-    kinematics[4, v] = yaw_rate
-    kinematics[5, v] = axle_x
-    kinematics[6, v] = axle_y
+    motion = body_kinematics(p, s)
+    for row in range(len(motion)):
+        kinematics[row, v] = motion[row]
 
 
 @njit(cache=True)
