@@ -40,6 +40,7 @@ from acres_gym.records import plain
 from acres_gym.schema import PARAMS_DTYPE
 from acres_gym.state import STATE_DTYPE, STATE_TEMPLATE, make_scratch, make_state
 from acres_gym.terrain import Terrain, TerrainStack, flat
+from acres_gym.terrain.sampling import sample_height
 from acres_gym.terrain.surfaces_dtype import SURFACE_RECORD_DTYPE
 
 DEFAULT_VEHICLE = "polaris_ranger_crew_xp1000"
@@ -63,7 +64,7 @@ def _compile_kernels(sim: RangerSim) -> None:
     global _KERNELS_READY
     if _KERNELS_READY:
         return
-    kernels = (run_ticks_serial, run_ticks, reset_vehicles, observe_all)
+    kernels = (run_ticks_serial, run_ticks, reset_vehicles, observe_all, _spawn_pose)
     compiling = not all(_kernel_cached(k) for k in kernels)
     quiet = os.environ.get(QUIET_ENV, "") not in ("", "0")
     if compiling and not quiet:
@@ -75,6 +76,7 @@ def _compile_kernels(sim: RangerSim) -> None:
     run_ticks_serial(*args)
     run_ticks(*args)
     observe_all(args[0], args[1], *args[6:])
+    _spawn_pose(sim.terrain.height_m[0], 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, np.empty(7))
     reset_vehicles(args[0], args[1], plain(STATE_TEMPLATE), np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(),
                    sim._terrain_index.copy())
     if compiling and not quiet:
@@ -130,37 +132,41 @@ def _dot3(a, b) -> float:
     return float(a[0] * b[0] + a[1] * b[1] + a[2] * b[2])
 
 
-def _spawn_pose(p, terrain, x: float, y: float, yaw: float) -> np.ndarray:
-    """CG position and orientation that put the vehicle at its static ride height on the ground at
-    (x, y) (the rear-axle midpoint's footprint), heading ``yaw``, aligned with the local ground plane."""
-    normal = np.asarray(terrain.normal_at(x, y), dtype=float).reshape(3)
-    heading = np.array([math.cos(yaw), math.sin(yaw), 0.0])
-    # Sums written out rather than through BLAS (dot, norm, @), whose kernels round differently on
-    # different CPUs: the pose is then the same function of the seed on every machine.
-    fwd = heading - _dot3(heading, normal) * normal
-    fwd /= math.sqrt(_dot3(fwd, fwd))
-    left = np.cross(normal, fwd)
-    rot = np.column_stack([fwd, left, normal])  # body axes in the world frame
-    ground = np.array([x, y, float(terrain.height_at(x, y))])
-    cg_body = np.array([p.cg_forward_m, p.cg_left_m, p.cg_height_m])
-    pos = ground + np.array([_dot3(rot[i], cg_body) for i in range(3)])
-    # rotation matrix -> quaternion (w, x, y, z)
-    m = rot
-    tr = m[0, 0] + m[1, 1] + m[2, 2]
+@njit(cache=True)
+def _spawn_pose(height, origin_x, origin_y, cell, cg_forward, cg_left, cg_height, x, y, yaw, out):
+    """CG position and orientation (w, x, y, z) into ``out`` (7,) that put the vehicle at its static ride height
+    on the ground ``height`` at (x, y) (the rear-axle midpoint's footprint), heading ``yaw``, aligned with the
+    local ground plane: body z the ground normal of the bilinear surface (``sample_height``), body x the heading
+    projected onto the ground plane, body y their cross product; the CG at its body offset from the footprint.
+    Every sum is written out left to right (no BLAS, whose kernels round differently on different CPUs)."""
+    h, gx, gy = sample_height(height, origin_x, origin_y, cell, x, y)
+    inv = 1.0 / np.sqrt(1.0 + gx * gx + gy * gy)
+    n0, n1, n2 = -gx * inv, -gy * inv, inv  # the unit ground normal (Terrain.normal_at)
+    h0, h1, h2 = math.cos(yaw), math.sin(yaw), 0.0
+    d = h0 * n0 + h1 * n1 + h2 * n2
+    f0, f1, f2 = h0 - d * n0, h1 - d * n1, h2 - d * n2
+    length = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
+    f0, f1, f2 = f0 / length, f1 / length, f2 / length
+    l0, l1, l2 = n1 * f2 - n2 * f1, n2 * f0 - n0 * f2, n0 * f1 - n1 * f0  # left = normal x forward
+    out[0] = x + (f0 * cg_forward + l0 * cg_left + n0 * cg_height)
+    out[1] = y + (f1 * cg_forward + l1 * cg_left + n1 * cg_height)
+    out[2] = h + (f2 * cg_forward + l2 * cg_left + n2 * cg_height)
+    # rotation matrix (columns forward, left, normal) -> quaternion (w, x, y, z)
+    tr = f0 + l1 + n2
     if tr > 0:
         sq = math.sqrt(tr + 1.0) * 2
-        q = [0.25 * sq, (m[2, 1] - m[1, 2]) / sq, (m[0, 2] - m[2, 0]) / sq, (m[1, 0] - m[0, 1]) / sq]
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        sq = math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2
-        q = [(m[2, 1] - m[1, 2]) / sq, 0.25 * sq, (m[0, 1] + m[1, 0]) / sq, (m[0, 2] + m[2, 0]) / sq]
-    elif m[1, 1] > m[2, 2]:
-        sq = math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2
-        q = [(m[0, 2] - m[2, 0]) / sq, (m[0, 1] + m[1, 0]) / sq, 0.25 * sq, (m[1, 2] + m[2, 1]) / sq]
+        q0, q1, q2, q3 = 0.25 * sq, (l2 - n1) / sq, (n0 - f2) / sq, (f1 - l0) / sq
+    elif f0 > l1 and f0 > n2:
+        sq = math.sqrt(1.0 + f0 - l1 - n2) * 2
+        q0, q1, q2, q3 = (l2 - n1) / sq, 0.25 * sq, (l0 + f1) / sq, (n0 + f2) / sq
+    elif l1 > n2:
+        sq = math.sqrt(1.0 + l1 - f0 - n2) * 2
+        q0, q1, q2, q3 = (n0 - f2) / sq, (l0 + f1) / sq, 0.25 * sq, (n1 + l2) / sq
     else:
-        sq = math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2
-        q = [(m[1, 0] - m[0, 1]) / sq, (m[0, 2] + m[2, 0]) / sq, (m[1, 2] + m[2, 1]) / sq, 0.25 * sq]
-    q = np.asarray(q)
-    return np.concatenate([pos, q / math.sqrt(sum(c * c for c in q))])
+        sq = math.sqrt(1.0 + n2 - f0 - l1) * 2
+        q0, q1, q2, q3 = (f1 - l0) / sq, (n0 + f2) / sq, (n1 + l2) / sq, 0.25 * sq
+    norm = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+    out[3], out[4], out[5], out[6] = q0 / norm, q1 / norm, q2 / norm, q3 / norm
 
 
 class _RecordAttribute:
@@ -259,7 +265,11 @@ class RangerSim:
         for k, v in enumerate(idx):
             if not (math.isfinite(xs[k]) and math.isfinite(ys[k]) and math.isfinite(yaws[k])):
                 raise ValueError(f"reset pose of vehicle {v} is not finite: ({xs[k]}, {ys[k]}, {yaws[k]})")
-            self._pose[v] = _spawn_pose(self.params[v], self.terrain.ground(int(tis[k])), xs[k], ys[k], yaws[k])
+            t, p = int(tis[k]), self.params_plain[v]
+            _spawn_pose(self.terrain.height_m[t], float(self.terrain.origin_xy_m[t, 0]),
+                        float(self.terrain.origin_xy_m[t, 1]), float(self.terrain.cell_m[t]), float(p["cg_forward_m"]),
+                        float(p["cg_left_m"]), float(p["cg_height_m"]), float(xs[k]), float(ys[k]), float(yaws[k]),
+                        self._pose[v])
             self._terrain_index[v] = tis[k]
         mask = np.zeros(self.n, dtype=np.bool_)
         mask[idx] = True

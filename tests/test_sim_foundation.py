@@ -191,3 +191,50 @@ def test_reports_and_body_motion_follow_every_step_and_reset():
     revived.__setstate__(pickle.loads(pickle.dumps(old)))
     assert revived.report_table().tobytes() == sim.report_table().tobytes()
     assert revived.body_kinematics().tobytes() == sim.body_kinematics().tobytes()
+
+
+def _spawn_pose_numpy(p, terrain, x, y, yaw):
+    """The spawn pose as numpy arrays: ``acres_gym.sim._spawn_pose``'s definition, kept to check it."""
+    normal = np.asarray(terrain.normal_at(x, y), dtype=float).reshape(3)
+    heading = np.array([math.cos(yaw), math.sin(yaw), 0.0])
+    fwd = heading - float(heading[0] * normal[0] + heading[1] * normal[1] + heading[2] * normal[2]) * normal
+    fwd /= math.sqrt(float(fwd[0] * fwd[0] + fwd[1] * fwd[1] + fwd[2] * fwd[2]))
+    rot = np.column_stack([fwd, np.cross(normal, fwd), normal])  # body axes in the world frame
+    cg = (p.cg_forward_m, p.cg_left_m, p.cg_height_m)
+    pos = np.array([x, y, float(terrain.height_at(x, y))]) + np.array(
+        [float(rot[i, 0] * cg[0] + rot[i, 1] * cg[1] + rot[i, 2] * cg[2]) for i in range(3)])
+    m = rot
+    tr = m[0, 0] + m[1, 1] + m[2, 2]
+    if tr > 0:
+        sq = math.sqrt(tr + 1.0) * 2
+        q = [0.25 * sq, (m[2, 1] - m[1, 2]) / sq, (m[0, 2] - m[2, 0]) / sq, (m[1, 0] - m[0, 1]) / sq]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        sq = math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2
+        q = [(m[2, 1] - m[1, 2]) / sq, 0.25 * sq, (m[0, 1] + m[1, 0]) / sq, (m[0, 2] + m[2, 0]) / sq]
+    elif m[1, 1] > m[2, 2]:
+        sq = math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2
+        q = [(m[0, 2] - m[2, 0]) / sq, (m[0, 1] + m[1, 0]) / sq, 0.25 * sq, (m[1, 2] + m[2, 1]) / sq]
+    else:
+        sq = math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2
+        q = [(m[1, 0] - m[0, 1]) / sq, (m[0, 2] + m[2, 0]) / sq, (m[1, 2] + m[2, 1]) / sq, 0.25 * sq]
+    q = np.asarray(q)
+    return np.concatenate([pos, q / math.sqrt(sum(c * c for c in q))])
+
+
+def test_spawn_pose_kernel_equals_its_numpy_definition():
+    """The jitted spawn pose, bit for bit, on rough ground, on and off the grid, at any heading."""
+    from acres_gym.sim import _spawn_pose
+    from acres_gym.terrain import TerrainStack
+
+    p = RangerSim(1).params[0]
+    rng = np.random.default_rng(5)
+    for seed in range(8):
+        stack = TerrainStack.from_terrains([rough(seed, 0.1 + 0.1 * seed, size_m=80.0, cell_m=0.5 + 0.5 * (seed % 2),
+                                                  hill_wavelength_m=20.0)])
+        ground = stack.ground(0)
+        for x, y, yaw in rng.uniform((-45.0, -45.0, -4.0), (45.0, 45.0, 4.0), (60, 3)):
+            out = np.empty(7)
+            _spawn_pose(stack.height_m[0], float(stack.origin_xy_m[0, 0]), float(stack.origin_xy_m[0, 1]),
+                        float(stack.cell_m[0]), float(p.cg_forward_m), float(p.cg_left_m), float(p.cg_height_m),
+                        float(x), float(y), float(yaw), out)
+            assert out.tobytes() == _spawn_pose_numpy(p, ground, x, y, yaw).tobytes(), (seed, x, y, yaw)
