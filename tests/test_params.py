@@ -369,6 +369,11 @@ def test_unknown_key_warns_once_and_returns_false(vehicle):
     with pytest.raises(ValueError, match=r"mass\.occupants = 9"):
         set_parameters(p, {"engine.idle_rpm": 1300, "mass.occupants": 9})
     assert p.idle_rpm == 1200.0  # all or nothing
+    set_parameters(p, {"engine.idle_rpm": 1250, "mass.occupants": 2}, all_or_nothing=False)
+    assert (p.idle_rpm, p.occupants) == (1250.0, 2)  # the same values without the copy
+    with pytest.raises(ValueError, match=r"mass\.occupants = 9"):
+        set_parameters(p, {"engine.idle_rpm": 1300, "mass.occupants": 9}, all_or_nothing=False)
+    assert p.idle_rpm == 1300.0  # written straight: the caller drops such a record
 
 
 @pytest.mark.parametrize(
