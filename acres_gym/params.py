@@ -40,6 +40,8 @@ import numpy as np
 
 from acres_gym import paths
 from acres_gym.constants import STANDARD_GRAVITY_MPS2
+from acres_gym.model.mass_properties import LOAD_NOT_POSITIVE, MASS_NOT_POSITIVE, WRITTEN, derive_parameters
+from acres_gym.records import plain
 from acres_gym.schema import (
     DERIVED,
     MAX_TORQUE_POINTS,
@@ -597,27 +599,6 @@ def _validate_cross(p: np.record | _FieldValues) -> list[str]:
     return e
 
 
-def _lumped_masses(p: np.record | _FieldValues) -> list[tuple[float, float, float, float]]:
-    """(mass, x, y, z) of the lumped masses: fluids, roof, bay, cargo, then each occupant by seat.
-
-    Seats in order: 1 driver (front, +lateral: left-hand drive), 2 front passenger (front, -lateral),
-    3 rear left, 4 rear right, 5 rear centre, 6 front centre.
-    """
-    items = [
-        (float(p.fluids_kg), float(p.fluids_x_m), float(p.fluids_y_m), float(p.fluids_z_m)),
-        (float(p.roof_equipment_kg), float(p.roof_x_m), float(p.roof_y_m), float(p.roof_z_m)),
-        (float(p.bay_equipment_kg), float(p.bay_x_m), float(p.bay_y_m), float(p.bay_z_m)),
-        (float(p.cargo_kg), float(p.cargo_x_m), float(p.cargo_y_m), float(p.cargo_z_m)),
-    ]
-    xf, xr = float(p.seat_front_x_m), float(p.seat_rear_x_m)
-    lat, z = float(p.seat_lateral_m), float(p.occupant_z_m)
-    seats = ((xf, lat), (xf, -lat), (xr, lat), (xr, -lat), (xr, 0.0), (xf, 0.0))
-    m_occ = float(p.occupant_kg)
-    for x, y in seats[: int(p.occupants)]:
-        items.append((m_occ, x, y, z))
-    return items
-
-
 def finalize_parameters(params: np.record, *, primary_checked: bool = False) -> np.record:
     """Validate the primary values and derive the rest, in place (seed ``FinalizeUtvParameters``).
 
@@ -632,7 +613,8 @@ def finalize_parameters(params: np.record, *, primary_checked: bool = False) -> 
     its section height. All failures are reported together in one
     ``ValueError`` (each naming its key, value and allowed range); the record is unchanged then.
 
-    Derived fields (positions from the rear-axle midpoint on the ground, x forward, y left, z up):
+    Derived fields, computed in one jitted pass over the record (``acres_gym.model.mass_properties``;
+    positions from the rear-axle midpoint on the ground, x forward, y left, z up):
 
     * ``mass_kg`` = dry + fluids + roof + bay + occupants x occupant_kg + cargo.
     * ``cg_forward_m``, ``cg_left_m``, ``cg_height_m``: the mass-weighted position of the dry vehicle
@@ -667,36 +649,38 @@ def finalize_parameters(params: np.record, *, primary_checked: bool = False) -> 
     if errors:
         raise ValueError("invalid vehicle parameters:\n  " + "\n  ".join(errors))
 
-    g = STANDARD_GRAVITY_MPS2
-    # --- mass and centre of mass
-    m_dry = float(p.dry_mass_kg)
-    dry = (m_dry, float(p.dry_cg_forward_m), float(p.dry_cg_left_m), float(p.dry_cg_height_m))
-    lumped = _lumped_masses(p)
-    bodies = [dry, *lumped]
-    mass = sum(b[0] for b in bodies)
-    if not mass > 0.0:
+    report = np.empty(8)
+    records, copied = _viewed_row(params)
+    outcome = derive_parameters(records, 0, STANDARD_GRAVITY_MPS2, STATIC_DEFLECTION_SHARE, report)
+    if outcome != WRITTEN:
+        _derivation_error(p, outcome, report)
+    if copied:  # the derived fields back into the record
+        for name, _unit, _shape in DERIVED:
+            params[name] = records[0][name]
+    return params
+
+
+def _viewed_row(params: np.record) -> tuple[np.ndarray, bool]:
+    """The one-row array whose row ``params`` is (as records, plain: what the kernel takes), and False; for a
+    record of a longer array (or of none), a one-row copy and True. (Finding a row's index needs the record's
+    address, which numpy gives only with a description of every field: longer than the copy.)"""
+    base = params.base
+    if isinstance(base, np.ndarray) and base.shape == (1,) and base.dtype is params.dtype:
+        return plain(np.ndarray.view(base, np.recarray)), False
+    copy = np.zeros(1, PARAMS_DTYPE).view(np.recarray)
+    copy[0] = params
+    return plain(copy), True
+
+
+def _derivation_error(p: _FieldValues, outcome: int, report: np.ndarray) -> None:
+    """Raise the ``ValueError`` for a record ``derive_parameters`` refused (``report``: its mass, centre of mass
+    and corner loads)."""
+    mass, cx, cy = report[0], report[1], report[2]
+    if outcome == MASS_NOT_POSITIVE:
         raise ValueError(f"invalid vehicle parameters: total mass = {_num(mass)} kg: expected > 0 kg")
-    cx = sum(b[0] * b[1] for b in bodies) / mass
-    cy = sum(b[0] * b[2] for b in bodies) / mass
-    cz = sum(b[0] * b[3] for b in bodies) / mass
-
-    # --- inertia about the total centre of mass (principal axes = body axes)
-    kr, kp, ky = float(p.dry_gyration_roll_m), float(p.dry_gyration_pitch_m), float(p.dry_gyration_yaw_m)
-    ixx, iyy, izz = m_dry * kr * kr, m_dry * kp * kp, m_dry * ky * ky
-    for m, x, y, z in bodies:
-        dx, dy, dz = x - cx, y - cy, z - cz
-        ixx += m * (dy * dy + dz * dz)
-        iyy += m * (dx * dx + dz * dz)
-        izz += m * (dx * dx + dy * dy)
-
-    # --- static corner loads
-    wb, tf, tr = float(p.wheelbase_m), float(p.track_front_m), float(p.track_rear_m)
-    front_axle = mass * g * cx / wb
-    rear_axle = mass * g - front_axle
-    fl = front_axle * (0.5 + cy / tf)
-    rl = rear_axle * (0.5 + cy / tr)
-    loads = np.array([fl, front_axle - fl, rl, rear_axle - rl])
-    if not np.all(loads > 0.0):
+    loads = report[4:8]
+    if outcome == LOAD_NOT_POSITIVE:
+        wb, tf, tr = float(p.wheelbase_m), float(p.track_front_m), float(p.track_rear_m)
         where = []
         if not 0.0 < cx < wb:
             where.append(f"cg_forward_m = {cx:.3f} m is outside the wheelbase (0, {_num(wb)}) m")
@@ -710,47 +694,13 @@ def finalize_parameters(params: np.record, *, primary_checked: bool = False) -> 
             f"{', '.join(f'{x:.0f}' for x in loads)} N); check mass.dry_cg_* and the positions of the "
             "lumped masses"
         )
-
-    kt = float(p.tyre_vertical_stiffness_n_m)
-    section = float(p.tyre_section_m)
-    if not loads.max() / kt <= STATIC_DEFLECTION_SHARE * section:
-        need = loads.max() / (STATIC_DEFLECTION_SHARE * section)
-        raise ValueError(
-            f"invalid vehicle parameters: tyre.vertical_stiffness_n_m = {_num(kt)}: the heaviest static corner "
-            f"load {loads.max():.0f} N deflects the tyre {loads.max() / kt:.3f} m, more than half of "
-            f"tyre.section_m = {_num(section)} m; expected at least {need:.0f} N/m for these masses"
-        )
-
-    # --- shared wheel parameter set, per corner (FL, FR, RL, RR)
-    front = np.array([True, True, False, False])
-    left = np.array([True, False, True, False])
-    track = np.where(front, tf, tr)
-    hx = np.where(front, wb, 0.0) - cx
-    hy = np.where(left, 0.5 * track, -0.5 * track) - cy
-    hz = float(p.tyre_radius_m) - loads / kt - cz + float(p.travel_m) - float(p.droop_m)
-    kw = np.where(front, float(p.front_wheel_rate_n_m), float(p.rear_wheel_rate_n_m))
-    k_ride = kw * kt / (kw + kt)
-    damper = 2.0 * float(p.damping_ratio) * np.sqrt(k_ride * loads / g)
-
-    # --- write the derived fields
-    n = int(p.torque_curve_count)
-    params.mass_kg = mass
-    params.cg_forward_m = cx
-    params.cg_left_m = cy
-    params.cg_height_m = cz
-    params.ixx_kg_m2 = ixx
-    params.iyy_kg_m2 = iyy
-    params.izz_kg_m2 = izz
-    params.static_load_n[:] = loads
-    params.peak_torque_nm = float(np.max(p.torque_curve_nm[:n]))
-    params.hardpoint_x_m[:] = hx
-    params.hardpoint_y_m[:] = hy
-    params.hardpoint_z_m[:] = hz
-    params.wheel_rate_n_m[:] = kw
-    params.damper_n_s_m[:] = damper
-    params.tyre_width_m[:] = np.where(front, float(p.front_tyre_width_m), float(p.rear_tyre_width_m))
-    params.brake_nm_per_bar[:] = np.where(front, float(p.front_brake_nm_per_bar), float(p.rear_brake_nm_per_bar))
-    return params
+    kt, section = float(p.tyre_vertical_stiffness_n_m), float(p.tyre_section_m)
+    need = loads.max() / (STATIC_DEFLECTION_SHARE * section)
+    raise ValueError(
+        f"invalid vehicle parameters: tyre.vertical_stiffness_n_m = {_num(kt)}: the heaviest static corner "
+        f"load {loads.max():.0f} N deflects the tyre {loads.max() / kt:.3f} m, more than half of "
+        f"tyre.section_m = {_num(section)} m; expected at least {need:.0f} N/m for these masses"
+    )
 
 
 # ----------------------------------------------------------------------------------------------------

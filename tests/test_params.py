@@ -616,3 +616,26 @@ def test_finalize_with_primary_values_checked_skips_only_the_range_checks():
     with pytest.raises(ValueError, match="mass.dry_kg|dry_mass"):
         finalize_parameters(out_of_range)
     finalize_parameters(out_of_range, primary_checked=True)  # the caller vouched for the values
+
+
+def test_finalize_derives_the_same_record_wherever_it_lives():
+    """A record in a one-row array is derived in place; a row of a longer or two-dimensional array, or of a plain
+    structured array, through a copy: the same bytes every way, and the array's other rows untouched."""
+    from acres_gym.sim import DEFAULT_VEHICLE
+
+    vehicle = load_vehicle(DEFAULT_VEHICLE)
+    one = np.recarray(1, PARAMS_DTYPE)
+    one[0] = vehicle
+    one.cargo_kg[0] = 300.0
+    finalize_parameters(one[0])
+    assert one.mass_kg[0] == vehicle.mass_kg + 300.0
+    grid = np.zeros((2, 2), PARAMS_DTYPE).view(np.recarray)
+    grid[1, 1] = vehicle
+    grid.cargo_kg[1, 1] = 300.0
+    finalize_parameters(grid[1, 1])
+    rows = np.zeros(3, PARAMS_DTYPE)
+    rows[2] = vehicle
+    rows["cargo_kg"][2] = 300.0
+    finalize_parameters(rows[2])
+    assert grid[1, 1].tobytes() == one[0].tobytes() == rows[2].tobytes()
+    assert rows["mass_kg"][0] == 0.0 and grid.mass_kg[0, 0] == 0.0
