@@ -211,7 +211,7 @@ class RangerSim:
             setattr(self, key, value)
         if "_reports" not in state:  # pickled by a version whose kernels did not fill them
             self._observed_arrays()
-            self._observe()
+            self.observe()
 
     def __init__(self, n: int = 1, vehicle: str = DEFAULT_VEHICLE, params=None, overrides=None,
                  terrain=None):
@@ -279,7 +279,7 @@ class RangerSim:
         self.commands[idx] = cmd
         # the AWD switch stays where the vehicle's default puts it until a command moves it
         self.commands.drive_mode[idx] = self.params.default_drive_mode[idx]
-        self._observe()
+        self.observe()
 
     def step(self, n_ticks: int = 1, commands=None, serial: bool = False) -> None:
         """Advances all vehicles by ``n_ticks`` physics ticks of 1/120 s holding ``commands`` (default
@@ -307,14 +307,15 @@ class RangerSim:
         self._reports = np.zeros(self.n, REPORT_RECORD_DTYPE)
         self._kinematics = np.zeros((len(BODY_KINEMATICS), self.n))
 
-    def _observe(self) -> None:
-        """Fill the observed arrays from the present records (after a reset, or for a state set from outside)."""
+    def observe(self) -> None:
+        """Take ``report_table()`` and ``body_kinematics()`` from the present records again, on the calling thread:
+        after writing the state or parameter records directly (a step and a reset do it themselves)."""
         observe_all(self.params_plain, self.state_plain, CAN_RESOLUTION, self._reports, self._kinematics)
 
     def report_table(self) -> np.ndarray:
         """The DBW reports of the state the last step or reset left, as ``acres_gym.dbw.reports.report_table``
         gives them (a new (len(REPORT_SPEC), N) float64 array, rounded to the CAN resolution), filled by the
-        thread that advanced each vehicle. After writing the state records directly, use that function."""
+        thread that advanced each vehicle (``observe`` after writing the records directly)."""
         return np.ascontiguousarray(self._reports.view(np.float64).reshape(self.n, -1).T)
 
     def body_kinematics(self) -> np.ndarray:

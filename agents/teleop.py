@@ -443,6 +443,7 @@ def episode_sim(env):
     sim.state[0] = base.sim.state[0]
     sim.commands[0] = base.sim.commands[0]
     sim.state.terrain_index[0] = 0
+    sim.observe()  # its reports and body motion of the state just written
     return sim
 
 

@@ -3,9 +3,10 @@
 One object holds a ``RangerSim`` of N vehicles and, vectorised over them, the action mode, the task, the
 reward terms, the observation builder and the randomisation. A control step is one ``RangerSim.step``
 call for all N vehicles (``120 / control_hz`` physics ticks); everything else runs once per control step
-over the N axis in a few jitted passes: the body motion (``kinematics_array``), the task's path search and
-measures, the reports (``report_table``), the end conditions and step measures (``_status``), the built-in
-reward terms (``acres_gym.envs.rewards``), the episode's sums (``_accumulate``) and the observation
+over the N axis in a few jitted passes (the body motion and the reports come written by the physics threads,
+``RangerSim.body_kinematics`` and ``RangerSim.report_table``): the task's path search and measures, the end
+conditions and step measures (``_status``), the built-in reward terms (``acres_gym.envs.rewards``), the
+episode's sums (``_accumulate``) and the observation
 (``acres_gym.envs.observations``); the actions are decoded in numpy and written by one pass
 (``acres_gym.envs.actions``). Each pass takes whole arrays (a numba call costs about a third of a microsecond
 per array argument): the step's measures, end conditions, sums and flags are rows of one array each, with
@@ -29,7 +30,6 @@ from numba import njit
 
 from acres_gym.constants import GEAR_HIGH, GEAR_NONE, PHYSICS_HZ
 from acres_gym.dbw.command import clear_sent, send
-from acres_gym.dbw.reports import report_table
 from acres_gym.envs.actions import make_action_mode
 from acres_gym.envs.config import resolve_top_level
 from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
@@ -359,7 +359,7 @@ class RangerBatch:
         self.crawl_counts[rows] = 0
         self.last_reward[rows] = 0.0
         self._terms[:, rows] = 0.0
-        kin_array = kinematics_array(self.sim.state, self.sim.params)
+        kin_array = self.sim.body_kinematics()  # of the states ``sim.reset`` just wrote
         self.task.locate(kin_array[AXLE_X], kin_array[AXLE_Y], rows, restart=True)
         self.rewards.reset(rows)
         self.frame = self._frame(kin_array)
@@ -420,7 +420,7 @@ class RangerBatch:
             self.steps += 1
         else:
             self.steps[rows] += 1
-        kin_array = self.sim.body_kinematics()  # written by the physics threads, as ``kinematics_array`` computes it
+        kin_array = self.sim.body_kinematics()  # written by the physics threads
         if hasattr(self.task, "locate_measure"):  # the path tasks: one jitted call
             task_frame = self.task.locate_measure(kin_array, self.steps, rows)
         else:
@@ -428,8 +428,7 @@ class RangerBatch:
             task_frame = None
         previous = self.previous_action  # replaced below by the step's action, never written in place before
         action_now = flat if every else np.where(rows[:, None], flat, previous)  # (flat: new every step)
-        self.frame = frame = self._frame(kin_array, previous_action=action_now, task_frame=task_frame,
-                                         reports=self.sim.report_table())
+        self.frame = frame = self._frame(kin_array, previous_action=action_now, task_frame=task_frame)
         t = frame.task
         diverged = state["diverged"]
         task_flags = {k: v & ~diverged for k, v in t.flags.items()} if t.flags else {}
@@ -485,15 +484,14 @@ class RangerBatch:
 
     # --- frames, observations, infos -----------------------------------------------------------------
     def _frame(self, kin_array: np.ndarray, previous_action: np.ndarray | None = None,
-               task_frame=None, reports: np.ndarray | None = None) -> Frame:
-        """The frame of the present state from its body kinematics (``kinematics_array``; ``task_frame``: the
-        task's measures when already taken; ``reports``: the report table when already made, as after a step)."""
+               task_frame=None) -> Frame:
+        """The frame of the present state from the simulator's body kinematics ``kin_array`` and reports (written
+        by the step or reset that left the state; ``task_frame``: the task's measures when already taken)."""
         roll, pitch, yaw, speed, yaw_rate, axle_x, axle_y = kin_array  # the KINEMATICS rows
         params = self.sim.params_plain
         task = self.task.measure(axle_x, axle_y, yaw, self.steps) if task_frame is None else task_frame
         return Frame(
-            report_table=report_table(params, self.sim.state_plain) if reports is None else reports,
-            speed_mps=speed, kinematics=kin_array,
+            report_table=self.sim.report_table(), speed_mps=speed, kinematics=kin_array,
             roll_rad=roll, pitch_rad=pitch, yaw_rad=yaw, yaw_rate_rad_s=yaw_rate, axle_x_m=axle_x, axle_y_m=axle_y,
             task=task, previous_action=self.previous_action.copy() if previous_action is None else previous_action,
             brake_max_bar=params["brake_max_bar"].astype(np.float64),
@@ -585,8 +583,9 @@ class RangerBatch:
         self.task.index[rows] = snap["index"]
 
     def refresh(self) -> None:
-        """Recompute the frame from the present state (after a restore)."""
-        self.frame = self._frame(kinematics_array(self.sim.state, self.sim.params))
+        """Recompute the frame from the present state (after a restore, which writes the records directly)."""
+        self.sim.observe()
+        self.frame = self._frame(self.sim.body_kinematics())
 
 
 def _finite_float(x) -> float:

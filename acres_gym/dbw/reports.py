@@ -130,12 +130,11 @@ REPORT_RESOLUTION: dict[tuple[str, str], float] = {
     (f.message, f.msg_field): f.resolution for f in REPORT_SPEC if f.resolution > 0.0}
 """(message, field) -> CAN resolution in the field's unit, for the fields sent at a resolution."""
 
-_RESOLUTION = np.zeros(1, REPORT_RECORD_DTYPE)  # per field; 0 = exact
-for _f in REPORT_SPEC:
-    _RESOLUTION[_f.name] = _f.resolution
-_EXACT = np.zeros(1, REPORT_RECORD_DTYPE)
-CAN_RESOLUTION = _RESOLUTION
+CAN_RESOLUTION = np.zeros(1, REPORT_RECORD_DTYPE)
 """The record of every field's CAN resolution ((1,) ``REPORT_RECORD_DTYPE``, 0 = exact), as the kernels take it."""
+for _f in REPORT_SPEC:
+    CAN_RESOLUTION[_f.name] = _f.resolution
+_EXACT = np.zeros(1, REPORT_RECORD_DTYPE)
 
 
 @njit(cache=True)
@@ -282,7 +281,7 @@ def report_table(params: np.ndarray, state: np.ndarray, exact: bool = False) -> 
     # the records over a plain float64 buffer (every field is float64): numpy allocates a structured array of
     # this many fields several times slower than the same bytes as floats
     out = np.ndarray(s.shape[0], REPORT_RECORD_DTYPE, np.empty(s.shape[0] * len(REPORT_SPEC)))
-    fill_reports(p, s, _EXACT if exact else _RESOLUTION, out)
+    fill_reports(p, s, _EXACT if exact else CAN_RESOLUTION, out)
     return np.ascontiguousarray(out.view(np.float64).reshape(s.shape[0], len(REPORT_SPEC)).T)
 
 
