@@ -244,10 +244,12 @@ class Pregenerator:
         if not all(future.done() for future in futures):
             _Waiting.block_on(lambda: wait(futures))
 
-    def _forget_after_fork(self) -> None:
-        """In a child process made by ``fork()`` the worker thread does not exist: start afresh."""
-        if self._pid != os.getpid():
-            self._pid = os.getpid()
+    def _forget_after_fork(self, _getpid: Callable[[], int] = os.getpid) -> None:
+        """In a child process made by ``fork()`` the worker thread does not exist: start afresh. (``os.getpid``
+        is bound at definition: a vector env collected while the interpreter shuts down closes this after the
+        module's globals are gone.)"""
+        if self._pid != _getpid():
+            self._pid = _getpid()
             self._lock = threading.Lock()
             self._pending = {}
             self._jobs = self._thread = None

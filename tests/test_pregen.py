@@ -158,6 +158,20 @@ def test_the_worker_is_a_daemon_thread_that_ends_with_close_or_collection():
     assert not second.is_alive()
 
 
+def test_close_works_while_the_interpreter_shuts_down(monkeypatch):
+    """An environment collected at interpreter shutdown closes its pre-generator after the module's globals
+    (``os`` among them) are set to None: the close must not need them."""
+    from acres_gym.envs import pregen
+
+    pre = Pregenerator(lambda slot, seed: seed)
+    pre.submit(0, 1)
+    assert pre.take(0, 1) == 1
+    pre.submit(0, 2)
+    monkeypatch.setattr(pregen, "os", None)
+    pre.close()  # raised AttributeError: 'NoneType' object has no attribute 'getpid'
+    assert pre.pending == 0
+
+
 def _no_draw_queued() -> bool:
     """Waits (up to 10 s) until no draw of any worker (other tests' environments included) is queued or running."""
     import time
