@@ -170,3 +170,86 @@ def test_lattice_gradients_equal_numpy_cos_and_sin_bit_for_bit():
     angle = np.random.default_rng(2).uniform(0.0, 2.0 * np.pi, size=(400, 500))
     gx, gy = generate._gradients(angle)
     assert np.array_equal(gx, np.cos(angle)) and np.array_equal(gy, np.sin(angle))
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 127, 128, 129, 136, 1000, 90601, 250007])
+def test_pairwise_sum_equals_numpy_sum_bit_for_bit(n):
+    rng = np.random.default_rng(n)
+    values = rng.normal(size=n + 3) * 10.0 ** rng.uniform(-3.0, 3.0, size=n + 3)
+    for lo in (0, 3):
+        part = values[lo:lo + n].copy()
+        assert generate._pairwise_sum(values, lo, n, False) == np.sum(part)
+        assert generate._pairwise_sum(values, lo, n, True) == np.sum(part * part)
+    # numpy's own mean of a grid is what the roughness scaling divides
+    grid = values[:n].reshape(1, n)
+    assert generate._pairwise_sum(values, 0, n, True) / n == np.mean(grid * grid)
+
+
+def _noise_numpy(rng, x, y, wavelengths, amplitudes, cell):
+    """The octaves drawn with numpy's generator methods in Python (the kernels only for the lattice)."""
+    total = np.zeros((y.size, x.size))
+    for n, (wavelength, amplitude) in enumerate(zip(wavelengths, amplitudes, strict=True)):
+        if n > 0 and wavelength < 2.0 * cell:
+            break
+        offset = rng.uniform(0.0, 1.0, size=2)
+        u = (x - x[0]) / wavelength + offset[0]
+        v = (y - y[0]) / wavelength + offset[1]
+        angle = rng.uniform(0.0, 2.0 * np.pi, size=(int(np.floor(v[-1])) + 2, int(np.floor(u[-1])) + 2))
+        gx, gy = generate._gradients(angle)
+        generate._perlin_on_grid(gx, gy, u, v, float(amplitude), total)
+    return total
+
+
+def _rough_numpy(seed, roughness, x, y, wavelengths, amplitudes, cell, sx, sy, radius, blend):
+    """``rough``'s heights as whole-grid numpy expressions: octaves, level spawn area, RMS scaling."""
+    noise = _noise_numpy(np.random.default_rng(seed), x, y, wavelengths, amplitudes, cell)
+    r = np.hypot(x[None, :] - sx, y[:, None] - sy)
+    inside = r <= radius
+    level = noise[inside].mean() if inside.any() else noise.flat[np.argmin(r)]
+    height = (noise - level) * _fade(np.clip((r - radius) / blend, 0.0, 1.0))
+    rms = np.sqrt(np.mean(height * height))
+    return height * (roughness / rms if rms > 0.0 else 0.0)
+
+
+@pytest.mark.parametrize("case", [
+    # (size, cell, hill, bump, octaves, radius, blend, spawn, roughness)
+    (300.0, 1.0, 40.0, 4.0, 5, 6.0, 10.0, (3.0, -2.0), 0.05),
+    (120.0, 0.5, 25.0, 1.7, 6, 5.0, 4.0, (-58.0, 40.2), 0.2),   # spawn near a corner: the window clipped
+    (80.0, 1.0, 12.0, 0.5, 7, 0.3, 2.0, (10.5, -7.5), 0.1),     # no grid point within the radius
+    (60.0, 2.0, 30.0, 9.0, 3, 0.0, 6.0, (200.0, 0.0), 0.3),     # spawn off the grid
+    (50.0, 1.0, 10.0, 3.0, 4, 8.0, 3.0, (0.0, 0.0), 0.0),       # no roughness
+])
+def test_rough_kernel_equals_the_whole_grid_numpy_formula_bit_for_bit(case):
+    size, cell, hill, bump, octaves, radius, blend, spawn, roughness = case
+    for seed in (1, 2024):
+        got = generate.rough(seed, roughness, size_m=size, cell_m=cell, hill_wavelength_m=hill,
+                             bump_wavelength_m=bump, octaves=octaves, flat_radius_m=radius, flat_blend_m=blend,
+                             spawn_xy=spawn)
+        ratio = (bump / hill) ** (1.0 / (octaves - 1))
+        expected = _rough_numpy(seed, roughness, got.x_m, got.y_m, [hill * ratio**o for o in range(octaves)],
+                                [0.5**o for o in range(octaves)], cell, *spawn, radius, blend)
+        assert got.height_m.tobytes() == expected.tobytes()
+        if roughness > 0.0:
+            assert np.sqrt(np.mean(got.height_m**2)) == pytest.approx(roughness, rel=1e-12)
+
+
+@pytest.mark.parametrize("wetness_range", [None, (0.1, 0.6)])
+def test_patch_maps_kernel_equals_numpy_draws_bit_for_bit(wetness_range):
+    from acres_gym.terrain import default_surfaces
+
+    table = default_surfaces()
+    x, y = generate.grid_axes(150.0, 1.0)
+    surfaces = {"grass": 3.0, "gravel": 1.0, "packed_dirt": 1.5}
+    for seed in (5, 77):
+        sid, wet = generate.patch_maps(x, y, 1.0, table, seed, surfaces, 12.0, wetness_range)
+        rng = np.random.default_rng(seed)
+        noise = _noise_numpy(rng, x, y, [24.0, 12.0, 6.0], [1.0, 0.5, 0.25], 1.0)
+        ids, weights = generate._weights(surfaces, table)
+        expected_sid = generate._cut_at_quantiles(noise, ids, weights)
+        assert np.array_equal(sid, expected_sid)
+        if wetness_range is None:
+            expected_wet = np.asarray(table.records.default_wetness, dtype=np.float64)[sid]
+        else:
+            labels, count = _flood_labels(sid)
+            expected_wet = rng.uniform(*wetness_range, size=count)[labels]
+        assert wet.tobytes() == expected_wet.tobytes()

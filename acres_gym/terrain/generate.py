@@ -145,8 +145,12 @@ def split(x0_m: float, surface_before: str, surface_after: str, size_m=400.0, ce
 
 
 # --------------------------------------------------------------------------- noise
-def _fade(t: np.ndarray) -> np.ndarray:
-    """Perlin's quintic fade 6t^5 - 15t^4 + 10t^3 (C2 at lattice lines)."""
+@njit(cache=True, nogil=True, inline="always")
+def _smootherstep(t):
+    """Perlin's quintic fade 6t^5 - 15t^4 + 10t^3 (C2 at lattice lines) of ``t`` clipped to [0, 1] (as
+    ``numpy.clip``: ``max`` then ``min`` by comparison)."""
+    t = t if t > 0.0 else 0.0
+    t = t if t < 1.0 else 1.0
     return t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
 
 
@@ -233,34 +237,156 @@ def _corner_terms(gx_low, gx_high, gy_low, gy_high, lattice, frac, frac_m1, x00,
         y11[i] = gy_high[c + 1]
 
 
-def _add_gradient_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelength: float,
-                        amplitude: float, out: np.ndarray) -> None:
-    """Adds ``amplitude`` times one octave of 2-D gradient (Perlin) noise, with random unit gradients on a
-    lattice of spacing ``wavelength`` (randomly offset), on the grid ``x`` (nx,) by ``y`` (ny,) to ``out``
-    (ny, nx)."""
-    offset = rng.uniform(0.0, 1.0, size=2)
-    u = (x - x[0]) / wavelength + offset[0]
-    v = (y - y[0]) / wavelength + offset[1]
-    angle = rng.uniform(0.0, 2.0 * np.pi, size=(int(np.floor(v[-1])) + 2, int(np.floor(u[-1])) + 2))
-    gx, gy = _gradients(angle)
-    _perlin_on_grid(gx, gy, np.ascontiguousarray(u, dtype=np.float64), np.ascontiguousarray(v, dtype=np.float64),
-                    float(amplitude), out)
+@njit(cache=True, nogil=True)
+def _fractal_noise(rng, x, y, wavelengths, amplitudes, cell, out):
+    """Adds the octaves of 2-D gradient (Perlin) noise to ``out`` (ny, nx) on the grid ``x`` (nx,) by ``y``
+    (ny,): octave n has random unit gradients on a lattice of spacing ``wavelengths[n]`` (offset by a uniform
+    fraction of a lattice cell on each axis) and amplitude ``amplitudes[n]``. Octaves shorter than two cells
+    are not resolved: the first such octave after the first ends the sum.
 
-
-def _fractal_noise(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, wavelengths, amplitudes,
-                   cell: float) -> np.ndarray:
-    """Sum of gradient-noise octaves; octaves shorter than two cells are not resolved and skipped."""
-    total = np.zeros((y.size, x.size))
-    for n, (wl, amp) in enumerate(zip(wavelengths, amplitudes, strict=True)):
-        if n > 0 and wl < 2.0 * cell:
+    ``rng`` is a ``numpy.random.Generator``: the kernel draws from it what numpy's methods draw, in the same
+    order (per octave the two offsets, then the lattice angles row by row), so the noise is a function of the
+    generator's state alone, computed without the GIL."""
+    for n in range(wavelengths.size):
+        wavelength = wavelengths[n]
+        if n > 0 and wavelength < 2.0 * cell:
             break
-        _add_gradient_noise(rng, x, y, wl, amp, total)
+        offset = rng.uniform(0.0, 1.0, 2)
+        u = (x - x[0]) / wavelength + offset[0]
+        v = (y - y[0]) / wavelength + offset[1]
+        angle = rng.uniform(0.0, 2.0 * np.pi, (int(math.floor(v[-1])) + 2, int(math.floor(u[-1])) + 2))
+        gx, gy = _gradients(angle)
+        _perlin_on_grid(gx, gy, u, v, amplitudes[n], out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _term(values, i, squared):
+    return values[i] * values[i] if squared else values[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _block_sum(values, lo, n, squared):
+    """numpy's sum of at most 128 contiguous values (``_pairwise_sum``): below 8 values one after the other,
+    else eight interleaved partial sums added pairwise, then the remaining values."""
+    if n < 8:
+        total = 0.0
+        for i in range(lo, lo + n):
+            total += _term(values, i, squared)
+        return total
+    r0, r1, r2, r3 = _term(values, lo, squared), _term(values, lo + 1, squared), _term(values, lo + 2, squared), \
+        _term(values, lo + 3, squared)
+    r4, r5, r6, r7 = _term(values, lo + 4, squared), _term(values, lo + 5, squared), \
+        _term(values, lo + 6, squared), _term(values, lo + 7, squared)
+    i = lo + 8
+    while i < lo + n - n % 8:
+        r0 += _term(values, i, squared)
+        r1 += _term(values, i + 1, squared)
+        r2 += _term(values, i + 2, squared)
+        r3 += _term(values, i + 3, squared)
+        r4 += _term(values, i + 4, squared)
+        r5 += _term(values, i + 5, squared)
+        r6 += _term(values, i + 6, squared)
+        r7 += _term(values, i + 7, squared)
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for k in range(i, lo + n):
+        total += _term(values, k, squared)
     return total
 
 
-def _smootherstep(t: np.ndarray) -> np.ndarray:
-    t = np.clip(t, 0.0, 1.0)
-    return _fade(t)
+@njit(cache=True, nogil=True)
+def _pairwise_sum(values, lo, n, squared):
+    """The sum of ``values[lo:lo + n]`` (of their squares when ``squared``) as numpy adds a contiguous
+    float64 array (``numpy.sum``, ``numpy.mean``), so the result is numpy's bit for bit: a stretch of more
+    than 128 values is the sum of its two halves (the first half's length rounded down to a multiple of 8),
+    a shorter one ``_block_sum``. numpy recurses; this walks the same tree with a stack (a cached recursive
+    kernel is not safe to load)."""
+    start = np.empty(64, np.int64)  # per level of the walk: the stretch, and the left half's sum once known
+    length = np.empty(64, np.int64)
+    left = np.full(64, np.nan)
+    right_pending = np.zeros(64, np.bool_)
+    top = 0
+    start[0], length[0] = lo, n
+    while True:
+        m = length[top]
+        if m > 128:  # descend into the left half
+            half = m // 2
+            half -= half % 8
+            right_pending[top] = True
+            top += 1
+            start[top], length[top] = start[top - 1], half
+            continue
+        value = _block_sum(values, start[top], m, squared)
+        while True:  # hand the value up: start the right half of a stretch, or finish the stretch
+            top -= 1
+            if top < 0:
+                return value
+            half = length[top] // 2
+            half -= half % 8
+            if right_pending[top]:
+                right_pending[top] = False
+                left[top] = value
+                top += 1
+                start[top], length[top] = start[top - 1] + half, length[top - 1] - half
+                break
+            value = left[top] + value
+
+
+@njit(cache=True, nogil=True)
+def _flatten_spawn(height, x, y, sx, sy, radius, blend, cell):
+    """``height = (height - level) * smootherstep((r - radius) / blend)`` in place, r the distance from (sx,
+    sy) and ``level`` the mean height within ``radius`` (the nearest grid point's without one): level around
+    the spawn point, blending into the hills over ``blend`` m.
+
+    Beyond ``radius + blend`` the fade is exactly 1, so the distances and the fade are computed only in the
+    window of grid points within ``radius + blend`` (plus two cells) of the spawn point on either axis (the
+    values of the whole-grid formula, bit for bit); the points within ``radius`` are met in row-major order
+    and their mean is numpy's (``_pairwise_sum``)."""
+    reach = radius + blend + 2.0 * cell
+    i0, i1 = np.searchsorted(x, sx - reach), np.searchsorted(x, sx + reach, side="right")
+    j0, j1 = np.searchsorted(y, sy - reach), np.searchsorted(y, sy + reach, side="right")
+    inside = np.empty((j1 - j0) * (i1 - i0))
+    count = 0
+    for j in range(j0, j1):
+        for i in range(i0, i1):
+            if math.hypot(x[i] - sx, y[j] - sy) <= radius:
+                inside[count] = height[j, i]
+                count += 1
+    if count > 0:
+        level = _pairwise_sum(inside, 0, count, False) / count
+    else:  # no grid point within the radius: the nearest one's height, and the fade over the whole grid
+        nearest, best = 0, math.inf
+        for j in range(y.size):
+            for i in range(x.size):
+                r = math.hypot(x[i] - sx, y[j] - sy)
+                if r < best:
+                    nearest, best = j * x.size + i, r
+        level = height.ravel()[nearest]
+        i0, i1, j0, j1 = 0, x.size, 0, y.size
+    for j in range(y.size):
+        row = height[j]
+        for i in range(x.size):
+            row[i] -= level
+    for j in range(j0, j1):
+        row = height[j]
+        for i in range(i0, i1):
+            row[i] *= _smootherstep((math.hypot(x[i] - sx, y[j] - sy) - radius) / blend)
+
+
+@njit(cache=True, nogil=True)
+def _rough_height(rng, x, y, wavelengths, amplitudes, cell, sx, sy, radius, blend, roughness):
+    """The heights of ``rough`` (ny, nx): the octaves (``_fractal_noise``), the flat spawn area
+    (``_flatten_spawn``), then scaled to the RMS height ``roughness`` (RMS about z = 0 over the grid, the mean
+    square numpy's). One call without the GIL."""
+    height = np.zeros((y.size, x.size))
+    _fractal_noise(rng, x, y, wavelengths, amplitudes, cell, height)
+    _flatten_spawn(height, x, y, sx, sy, radius, blend, cell)
+    flat = height.ravel()
+    rms = math.sqrt(_pairwise_sum(flat, 0, flat.size, True) / flat.size)
+    scale = roughness / rms if rms > 0.0 else 0.0
+    for p in range(flat.size):
+        flat[p] *= scale
+    return height
 
 
 def rough(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, surface: str = "grass",
@@ -294,36 +420,9 @@ def rough(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, surf
     ratio = (bump / hill) ** (1.0 / (octaves - 1)) if octaves > 1 else 1.0
     wavelengths = [hill * ratio**o for o in range(octaves)]
     amplitudes = [persistence**o for o in range(octaves)]
-    noise = _fractal_noise(np.random.default_rng(seed), x, y, wavelengths, amplitudes, cell)
-    height = _flatten_spawn(noise, x, y, sx, sy, radius, blend, cell)
-    rms = math.sqrt(float(np.mean(height * height)))
-    height *= roughness / rms if rms > 0.0 else 0.0
+    height = _rough_height(np.random.default_rng(seed), x, y, np.array(wavelengths), np.array(amplitudes), cell,
+                           sx, sy, radius, blend, roughness)
     return _uniform(height, ox, oy, cell, surface, wetness, table)
-
-
-def _flatten_spawn(noise: np.ndarray, x: np.ndarray, y: np.ndarray, sx: float, sy: float, radius: float,
-                   blend: float, cell: float) -> np.ndarray:
-    """``(noise - level) * smootherstep((r - radius) / blend)``, r the distance from (sx, sy) and ``level``
-    the mean noise within ``radius`` (the nearest grid point's without one): level around the spawn point,
-    blending into the hills over ``blend`` m.
-
-    Beyond ``radius + blend`` the fade is exactly 1, so the distances and the fade are computed only in the
-    window of grid points within ``radius + blend`` (plus two cells) of the spawn point on either axis; the
-    values are those of the whole-grid formula, bit for bit (the points within ``radius`` are met in the
-    same row-major order, so their mean is the same sum)."""
-    reach = radius + blend + 2.0 * cell
-    i0, i1 = np.searchsorted(x, sx - reach), np.searchsorted(x, sx + reach, side="right")
-    j0, j1 = np.searchsorted(y, sy - reach), np.searchsorted(y, sy + reach, side="right")
-    r = np.hypot(x[None, i0:i1] - sx, y[j0:j1, None] - sy)
-    inside = r <= radius
-    if not inside.any():  # no grid point within the radius: the whole-grid formula's nearest point
-        r = np.hypot(x[None, :] - sx, y[:, None] - sy)
-        return (noise - noise.flat[np.argmin(r)]) * _smootherstep((r - radius) / blend)
-    window = noise[j0:j1, i0:i1]
-    level = window[inside].mean()
-    height = noise - level
-    height[j0:j1, i0:i1] *= _smootherstep((r - radius) / blend)
-    return height
 
 
 # --------------------------------------------------------------------------- surface maps
@@ -423,20 +522,32 @@ def _weights(surfaces, table: SurfaceTable) -> tuple[np.ndarray, np.ndarray]:
 
 def _cut_at_quantiles(noise: np.ndarray, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Surface ids by rank of ``noise``: the lowest ``weights[0]`` share of the points gets ``ids[0]``, the
-    next ``weights[1]`` share ``ids[1]``, and so on (int32, the shape of ``noise``).
-
-    The cut values are the order statistics at the share boundaries (``_order_statistics``, linear time);
-    a point takes the first group whose cut value is not below it. For distinct noise values this is
-    exactly the assignment by rank.
-    """
+    next ``weights[1]`` share ``ids[1]``, and so on (int32, the shape of ``noise``; ``_assign_by_rank``)."""
     flat = np.ascontiguousarray(noise, dtype=np.float64).ravel()
-    ends = np.rint(np.cumsum(weights[:-1]) * flat.size).astype(np.int64)  # points below each cut
-    last = np.clip(ends - 1, 0, flat.size - 1)  # rank of the highest point of each group
-    cuts = _order_statistics(flat, last)
-    cuts = np.where(ends > 0, cuts, -np.inf)  # an empty first group takes no point
     out = np.empty(flat.size, np.int32)
-    _assign_groups(flat, cuts, np.asarray(ids, dtype=np.int32), out)
+    _assign_by_rank(flat, _quantile_ends(weights, flat.size), np.asarray(ids, dtype=np.int32), out)
     return out.reshape(noise.shape)
+
+
+def _quantile_ends(weights: np.ndarray, points: int) -> np.ndarray:
+    """How many of ``points`` lie below each cut between the groups of ``weights`` (shares summing to 1)."""
+    return np.rint(np.cumsum(weights[:-1]) * points).astype(np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _assign_by_rank(values, ends, ids, out):
+    """``out[p]``: the id of the group of ``values[p]`` by rank, ``ends[k]`` values below the k-th cut
+    (``_quantile_ends``). The cut values are the order statistics at the group boundaries
+    (``_order_statistics``, linear time); a value takes the first group whose cut value is not below it. For
+    distinct values this is exactly the assignment by rank."""
+    last = np.empty(ends.size, np.int64)  # the rank of the highest value of each group
+    for k in range(ends.size):
+        last[k] = min(max(ends[k] - 1, 0), values.size - 1)
+    cuts = _order_statistics(values, last)
+    for k in range(ends.size):
+        if ends[k] <= 0:  # an empty first group takes no value
+            cuts[k] = -np.inf
+    _assign_groups(values, cuts, ids, out)
 
 
 ORDER_BINS = 4096
@@ -540,15 +651,35 @@ def patch_maps(x_m: np.ndarray, y_m: np.ndarray, cell_m: float, table: SurfaceTa
             raise ValueError(f"wetness_range must be (low, high), got {wetness_range!r}")
         lo = _number("wetness_range[0]", wetness_range[0], 0.0, 1.0)
         hi = _number("wetness_range[1]", wetness_range[1], lo, 1.0)
-    noise = _fractal_noise(rng, np.asarray(x_m, dtype=np.float64), np.asarray(y_m, dtype=np.float64),
-                           [2.0 * scale, scale, 0.5 * scale], [1.0, 0.5, 0.25], cell_m)
-    sid = _cut_at_quantiles(noise, ids, weights)
-    if wetness_range is None:
-        wet = np.ascontiguousarray(np.asarray(table.records.default_wetness, dtype=np.float64)[sid])
     else:
+        lo = hi = 0.0
+    x = np.ascontiguousarray(x_m, dtype=np.float64)
+    y = np.ascontiguousarray(y_m, dtype=np.float64)
+    return _patch_maps(rng, x, y, np.array([2.0 * scale, scale, 0.5 * scale]), np.array([1.0, 0.5, 0.25]),
+                       float(cell_m), _quantile_ends(weights, x.size * y.size), np.asarray(ids, dtype=np.int32),
+                       wetness_range is not None, lo, hi,
+                       np.ascontiguousarray(table.records.default_wetness, dtype=np.float64))
+
+
+@njit(cache=True, nogil=True)
+def _patch_maps(rng, x, y, wavelengths, amplitudes, cell, ends, ids, draw_wetness, wet_lo, wet_hi,
+                default_wetness):
+    """The maps of ``patch_maps`` in one call without the GIL: the smooth noise (``_fractal_noise``) cut at
+    its quantiles (``_assign_by_rank``); then one wetness per connected patch drawn from ``rng`` uniformly in
+    [wet_lo, wet_hi] (patches numbered in row-major order of their first point, ``_label_runs``), or without
+    ``draw_wetness`` each surface's ``default_wetness``."""
+    noise = np.zeros((y.size, x.size))
+    _fractal_noise(rng, x, y, wavelengths, amplitudes, cell, noise)
+    sid = np.empty((y.size, x.size), np.int32)
+    _assign_by_rank(noise.ravel(), ends, ids, sid.ravel())
+    wet = np.empty(sid.shape)
+    if draw_wetness:
         first, start, stop, number, count = _label_runs(sid)
-        wet = np.empty(sid.shape)
-        _fill_runs(rng.uniform(lo, hi, size=count), first, start, stop, number, wet)
+        _fill_runs(rng.uniform(wet_lo, wet_hi, count), first, start, stop, number, wet)
+    else:
+        for j in range(sid.shape[0]):
+            for i in range(sid.shape[1]):
+                wet[j, i] = default_wetness[sid[j, i]]
     return sid, wet
 
 
