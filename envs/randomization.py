@@ -68,8 +68,7 @@ from acres_gym.terrain import (
     grid_axes,
     make_surface_table,
     patch_maps,
-    rough,
-    with_wetness,
+    rough_grid,
 )
 from acres_gym.terrain.grid import MAX_GRID_POINTS
 from acres_gym.terrain.soil_spec import SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC
@@ -300,19 +299,23 @@ class Randomizer:
             patches = beside(patch_maps, *grid_axes(t["size_m"], t["cell_m"]), t["cell_m"], self.table,
                              rngs["patches"], weights, cfg["patches"]["scale_m"], None if wet is None else tuple(wet))
         try:
-            terrain, summary = self._ground(slot, rngs["terrain"], spawn_xy)
+            height, origin, summary = self._ground(slot, rngs["terrain"], spawn_xy)
         finally:
             maps = patches.result() if patches is not None else None
-        if maps is not None:
-            terrain = Terrain._unchecked(terrain.height_m, *maps, terrain.origin_x_m, terrain.origin_y_m,
-                                         terrain.cell_m, terrain.table)
+        if maps is not None:  # the patches replace the base surface
+            terrain = Terrain._unchecked(height, *maps, *origin, t["cell_m"], self.table)
             summary["wetness"] = float(np.mean(terrain.wetness))
-        elif wet is not None:
-            w = draw_in_range(rngs["patches"], wet)
-            terrain = with_wetness(terrain, w)
-            summary["wetness"] = w
         else:
-            summary["wetness"] = float(np.mean(terrain.wetness))
+            sid = self.table.surface_id(self._surface_name(t["surface"], slot))
+            w = float(self.table.records.default_wetness[sid]) if wet is None else draw_in_range(rngs["patches"], wet)
+            terrain = Terrain._unchecked(height, np.full(height.shape, sid, np.int32), np.full(height.shape, w),
+                                         *origin, t["cell_m"], self.table)
+            summary["wetness"] = float(np.mean(terrain.wetness)) if wet is None else w
+        if summary["grade_pct"] != 0.0:  # the surface maps are kept, not copied
+            graded = graded_height(terrain, summary["grade_pct"], math.radians(summary["grade_direction_deg"]),
+                                   through_xy=spawn_xy)
+            terrain = Terrain._unchecked(graded, terrain.surface_id, terrain.wetness, *origin, t["cell_m"],
+                                         self.table)
         soil = None
         if self.uses_soil:
             soil = draw_soil(rngs["soil"], cfg["soil"]["names"], self._soil_scale(), soils=self._soils)
@@ -321,30 +324,27 @@ class Randomizer:
         summary["mass_kg"] = float(params.mass_kg[0])
         return Draw(terrain=terrain, params=params, soil=soil, summary=summary)
 
-    def _ground(self, slot: int, rng: np.random.Generator, spawn_xy: tuple[float, float]) -> tuple[Terrain, dict]:
-        """The episode's heights (flat or rough, then the grade) on the base surface, and their summary."""
+    def _ground(self, slot: int, rng: np.random.Generator, spawn_xy: tuple[float, float]
+                ) -> tuple[np.ndarray, tuple[float, float], dict]:
+        """The episode's heights (flat or rough), the grid's origin (x, y) and their summary with the grade
+        drawn (``draw`` adds the surface maps, the patches' or the base surface's, then the grade)."""
         t = self.config["terrain"]
         summary: dict[str, Any] = {}
-        surface = self._surface_name(t["surface"], slot)
         if t["kind"] == "rough":
             roughness = draw_in_range(rng, t["roughness_m"])
             seed = int(rng.integers(0, 2**31 - 1))
-            terrain = rough(seed, roughness, size_m=t["size_m"], cell_m=t["cell_m"], surface=surface,
-                            hill_wavelength_m=t["hill_wavelength_m"], bump_wavelength_m=t["bump_wavelength_m"],
-                            flat_radius_m=t["flat_radius_m"], spawn_xy=spawn_xy, table=self.table)
+            height, ox, oy, _ = rough_grid(seed, roughness, size_m=t["size_m"], cell_m=t["cell_m"],
+                                           hill_wavelength_m=t["hill_wavelength_m"],
+                                           bump_wavelength_m=t["bump_wavelength_m"],
+                                           flat_radius_m=t["flat_radius_m"], spawn_xy=spawn_xy)
         else:
             roughness = 0.0
-            terrain = flat(surface, size_m=t["size_m"], cell_m=t["cell_m"], table=self.table)
+            x, y = grid_axes(t["size_m"], t["cell_m"])
+            height, ox, oy = np.zeros((y.size, x.size)), float(x[0]), float(y[0])
         summary["roughness_m"] = roughness
-        grade = draw_in_range(rng, t["grade_pct"])
-        direction_deg = draw_in_range(rng, t["grade_direction_deg"])
-        if grade != 0.0:  # the fresh terrain's surface maps are kept, not copied
-            height = graded_height(terrain, grade, math.radians(direction_deg), through_xy=spawn_xy)
-            terrain = Terrain._unchecked(height, terrain.surface_id, terrain.wetness, terrain.origin_x_m,
-                                         terrain.origin_y_m, terrain.cell_m, terrain.table)
-        summary["grade_pct"] = grade
-        summary["grade_direction_deg"] = direction_deg
-        return terrain, summary
+        summary["grade_pct"] = draw_in_range(rng, t["grade_pct"])  # (applied once the surface maps are in)
+        summary["grade_direction_deg"] = draw_in_range(rng, t["grade_direction_deg"])
+        return height, (ox, oy), summary
 
     def _vehicle(self, rng: np.random.Generator, summary: dict[str, Any]) -> np.ndarray:
         """The episode's parameter record: payload and biases drawn (and added to ``summary``)."""

@@ -253,3 +253,14 @@ def test_patch_maps_kernel_equals_numpy_draws_bit_for_bit(wetness_range):
             labels, count = _flood_labels(sid)
             expected_wet = rng.uniform(*wetness_range, size=count)[labels]
         assert wet.tobytes() == expected_wet.tobytes()
+
+
+def test_rough_grid_is_rough_without_its_surface_maps():
+    kwargs = dict(size_m=90.0, cell_m=1.0, hill_wavelength_m=30.0, bump_wavelength_m=3.0, flat_radius_m=4.0,
+                  spawn_xy=(5.0, -3.0), center=(2.0, 1.0))
+    terrain = generate.rough(11, 0.1, **kwargs)
+    height, ox, oy, cell = generate.rough_grid(11, 0.1, **kwargs)
+    assert height.tobytes() == terrain.height_m.tobytes()
+    assert (ox, oy, cell) == (terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m)
+    with pytest.raises(ValueError, match="roughness_m"):
+        generate.rough_grid(11, -1.0, **kwargs)

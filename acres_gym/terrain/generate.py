@@ -404,6 +404,18 @@ def rough(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, surf
     shorter than two cells cannot be resolved by the grid and are left out; ``hill_wavelength_m`` must
     span at least ``MIN_FEATURE_CELLS`` (2) cells.
     """
+    height, ox, oy, cell = rough_grid(seed, roughness_m, size_m, cell_m, hill_wavelength_m, bump_wavelength_m,
+                                      octaves, persistence, flat_radius_m=flat_radius_m, flat_blend_m=flat_blend_m,
+                                      spawn_xy=spawn_xy, center=center)
+    return _uniform(height, ox, oy, cell, surface, wetness, table)
+
+
+def rough_grid(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, hill_wavelength_m: float = 40.0,
+               bump_wavelength_m: float = 3.0, octaves: int = 5, persistence: float = 0.5, *,
+               flat_radius_m: float = 5.0, flat_blend_m: float = 10.0, spawn_xy=(0.0, 0.0), center=(0.0, 0.0)
+               ) -> tuple[np.ndarray, float, float, float]:
+    """The heights of :func:`rough` without its surface maps, for a caller that brings its own
+    (``patch_maps``): ``(height_m (ny, nx), origin_x_m, origin_y_m, cell_m)``, the same arguments."""
     seed = _seed("seed", seed)
     roughness = _number("roughness_m", roughness_m, 0.0, 1e3)
     nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
@@ -422,7 +434,7 @@ def rough(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, surf
     amplitudes = [persistence**o for o in range(octaves)]
     height = _rough_height(np.random.default_rng(seed), x, y, np.array(wavelengths), np.array(amplitudes), cell,
                            sx, sy, radius, blend, roughness)
-    return _uniform(height, ox, oy, cell, surface, wetness, table)
+    return height, ox, oy, cell
 
 
 # --------------------------------------------------------------------------- surface maps
