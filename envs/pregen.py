@@ -13,9 +13,10 @@ process.
 
 Threads: a draw is numpy and jitted kernels between lines of Python, and an environment stepping in a loop holds
 the GIL most of the time. The worker needs the GIL to wake to a job and again after each numpy call or kernel
-that released it (about 50 in a draw), and a thread waiting for the GIL gets it only once the switch interval
-has passed: at Python's default 5 ms a draw of about 4 ms of work took 20-25 ms in the background, longer
-than the path-following task's episodes of random actions (15-20 ms), and even at 100 us it took 15-20 ms.
+that released it (the terrain's two kernels, the vehicle record's derivation, numpy's larger calls), and a
+thread waiting for the GIL gets it only once the switch interval has passed: at Python's default 5 ms a draw
+of about 4 ms of work took 20-25 ms in the background, longer than the path-following task's episodes of
+random actions (15-20 ms), and even at 100 us it took 15-20 ms.
 From the submit that queues a draw until the worker is done with it, the interpreter's switch interval is
 ``SWITCH_INTERVAL_S`` (20 us, ``sys.setswitchinterval``); the previous one comes back when no draw is queued or
 running (unless the caller changed it meanwhile). Measured on 2 cores, one process per setting: the median
