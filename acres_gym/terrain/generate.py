@@ -145,7 +145,7 @@ def split(x0_m: float, surface_before: str, surface_after: str, size_m=400.0, ce
 
 
 # --------------------------------------------------------------------------- noise
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _smootherstep(t):
     """Perlin's quintic fade 6t^5 - 15t^4 + 10t^3 (C2 at lattice lines) of ``t`` clipped to [0, 1] (as
     ``numpy.clip``: ``max`` then ``min`` by comparison)."""
@@ -259,12 +259,12 @@ def _fractal_noise(rng, x, y, wavelengths, amplitudes, cell, out):
         _perlin_on_grid(gx, gy, u, v, amplitudes[n], out)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _term(values, i, squared):
     return values[i] * values[i] if squared else values[i]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _block_sum(values, lo, n, squared):
     """numpy's sum of at most 128 contiguous values (``_pairwise_sum``): below 8 values one after the other,
     else eight interleaved partial sums added pairwise, then the remaining values."""
@@ -333,6 +333,20 @@ def _pairwise_sum(values, lo, n, squared):
 
 
 @njit(cache=True, nogil=True)
+def _count_below(ascending, value, or_equal):
+    """How many of the ``ascending`` values are below ``value`` (also those equal to it when ``or_equal``):
+    ``numpy.searchsorted(ascending, value, side="right" if or_equal else "left")``, by bisection."""
+    lo, hi = 0, ascending.size
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ascending[mid] < value or (or_equal and ascending[mid] == value):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
 def _flatten_spawn(height, x, y, sx, sy, radius, blend, cell):
     """``height = (height - level) * smootherstep((r - radius) / blend)`` in place, r the distance from (sx,
     sy) and ``level`` the mean height within ``radius`` (the nearest grid point's without one): level around
@@ -343,8 +357,8 @@ def _flatten_spawn(height, x, y, sx, sy, radius, blend, cell):
     values of the whole-grid formula, bit for bit); the points within ``radius`` are met in row-major order
     and their mean is numpy's (``_pairwise_sum``)."""
     reach = radius + blend + 2.0 * cell
-    i0, i1 = np.searchsorted(x, sx - reach), np.searchsorted(x, sx + reach, side="right")
-    j0, j1 = np.searchsorted(y, sy - reach), np.searchsorted(y, sy + reach, side="right")
+    i0, i1 = _count_below(x, sx - reach, False), _count_below(x, sx + reach, True)
+    j0, j1 = _count_below(y, sy - reach, False), _count_below(y, sy + reach, True)
     inside = np.empty((j1 - j0) * (i1 - i0))
     count = 0
     for j in range(j0, j1):
