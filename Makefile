@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml
 	# CPU build of torch first, so nothing later pulls a CUDA build.
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray]'
-	# compile the physics kernels into numba's cache now, so a first run does not wait for them
-	ACRES_GYM_QUIET=1 $(PY) -c "import acres_gym; acres_gym.RangerSim(16)"
+	# compile the simulator's and every environment's kernels into numba's cache now, so a first run does
+	# not wait for them (about a minute on two cores)
+	$(PY) -m acres_gym.tools.warmup
 	touch $(STAMP)
 
 run: $(STAMP)

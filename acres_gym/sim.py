@@ -17,14 +17,12 @@ Example::
 from __future__ import annotations
 
 import math
-import os
-import sys
-import time
 from collections.abc import Sequence
 
 import numpy as np
 from numba import njit
 
+from acres_gym import compile_notice
 from acres_gym.constants import DT_S, PHYSICS_HZ
 from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
 from acres_gym.dbw.reports import CAN_RESOLUTION, REPORT_RECORD_DTYPE
@@ -44,33 +42,17 @@ from acres_gym.terrain.sampling import sample_height
 from acres_gym.terrain.surfaces_dtype import SURFACE_RECORD_DTYPE
 
 DEFAULT_VEHICLE = "polaris_ranger_crew_xp1000"
-QUIET_ENV = "ACRES_GYM_QUIET"
 _KERNELS_READY = False
-
-
-def _kernel_cached(kernel) -> bool:
-    """Whether numba's on-disk cache holds ``kernel`` (its index file exists); True when it cannot tell."""
-    try:
-        return os.path.exists(kernel._cache._cache_file._index_path)
-    except AttributeError:  # NUMBA_DISABLE_JIT, or another numba cache layout
-        return True
 
 
 def _compile_kernels(sim: RangerSim) -> None:
     """Once per process, before the first reset: loads the physics kernels, compiling them if numba's cache
     does not hold them yet (the first use after installing or changing the model, about a minute on two
-    cores), and says so on stderr with the time it took (``ACRES_GYM_QUIET=1`` silences it). The kernels run
-    zero ticks on copies, so nothing of ``sim`` changes."""
+    cores), which ``acres_gym.compile_notice`` announces on stderr with the time it took (``ACRES_GYM_QUIET=1``
+    silences it). The kernels run zero ticks on copies, so nothing of ``sim`` changes."""
     global _KERNELS_READY
     if _KERNELS_READY:
         return
-    kernels = (run_ticks_serial, run_ticks, reset_vehicles, observe_all, _spawn_pose)
-    compiling = not all(_kernel_cached(k) for k in kernels)
-    quiet = os.environ.get(QUIET_ENV, "") not in ("", "0")
-    if compiling and not quiet:
-        print("acres_gym: compiling the simulator kernels (first use; cached for later runs) ...", file=sys.stderr,
-              flush=True)
-    start = time.perf_counter()
     args = (plain(sim.params.copy()), plain(sim.state.copy()), plain(sim.work.copy()), plain(sim.commands.copy()),
             0, sim.terrain_args, CAN_RESOLUTION, sim._reports.copy(), sim._kinematics.copy())
     run_ticks_serial(*args)
@@ -79,8 +61,7 @@ def _compile_kernels(sim: RangerSim) -> None:
     _spawn_pose(sim.terrain.height_m[0], 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, np.empty(7))
     reset_vehicles(args[0], args[1], plain(STATE_TEMPLATE), np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(),
                    sim._terrain_index.copy())
-    if compiling and not quiet:
-        print(f"acres_gym: kernels compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+    compile_notice.report()
     _KERNELS_READY = True
 
 

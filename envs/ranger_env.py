@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 import gymnasium
 import numpy as np
 
+from acres_gym import compile_notice
 from acres_gym.constants import DRIVE_MODE_NAMES
 from acres_gym.envs.config import load_config, merge_configs
 from acres_gym.envs.core import RangerBatch
@@ -297,6 +298,7 @@ class RangerEnv(BatchViews, gymnasium.Env):
             self.render()
         obs = self._obs()
         self._batch.prepare_next(0, next_seed(self.np_random))  # the next episode, drawn while this one runs
+        compile_notice.report()
         return obs, info
 
     def step(self, action):
@@ -307,6 +309,7 @@ class RangerEnv(BatchViews, gymnasium.Env):
         info = self._info()
         if self.render_mode == "human":
             self.render()
+        compile_notice.report()
         return obs, float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
     def render(self):

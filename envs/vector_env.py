@@ -37,6 +37,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from acres_gym import compile_notice
 from acres_gym.envs.core import RangerBatch
 from acres_gym.envs.ranger_env import SEED_HIGH, BatchViews, RenderHelper, build_config, next_seed
 
@@ -167,10 +168,16 @@ class RangerVectorEnv(BatchViews, VectorEnv):
                                   for key in summaries[int(np.flatnonzero(mask)[0])]}
         if self.render_mode == "human":
             self.render()
+        compile_notice.report()
         return self._batch.observe(), _with_masks(infos, mask)
 
     # --- step ----------------------------------------------------------------------------------------
     def step(self, actions):
+        out = self._step(actions)
+        compile_notice.report()
+        return out
+
+    def _step(self, actions):
         if not self._has_reset:
             raise RuntimeError("RangerVectorEnv.step() called before reset(); call reset(seed=...) first")
         b = self._batch
