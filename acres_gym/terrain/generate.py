@@ -480,14 +480,15 @@ def _label_runs(ids):
     n = 0
     for j in range(ny):
         first[j] = n
-        i = 0
-        while i < nx:
-            k = i + 1
-            while k < nx and ids[j, k] == ids[j, i]:
-                k += 1
-            start[n], stop[n], parent[n] = i, k, n
-            n += 1
-            i = k
+        row = ids[j]
+        start[n] = 0
+        n += 1
+        for i in range(1, nx):  # a run starts where the id changes: written always, kept when it changes
+            start[n] = i
+            n += row[i] != row[i - 1]
+        for r in range(first[j], n):
+            stop[r] = start[r + 1] if r + 1 < n else nx
+            parent[r] = r
         if j > 0:
             a, b = first[j - 1], first[j]
             while a < first[j] and b < n:
@@ -495,10 +496,9 @@ def _label_runs(ids):
                     ra, rb = _root(parent, a), _root(parent, b)
                     if ra != rb:
                         parent[max(ra, rb)] = min(ra, rb)
-                if stop[a] <= stop[b]:
-                    a += 1
-                else:
-                    b += 1
+                ahead = stop[a] <= stop[b]  # the run that ends first gives way (branch-free: either is likely)
+                a += ahead
+                b += 1 - ahead
     first[ny] = n
     root_number = np.full(n, -1, np.int64)
     number = np.empty(n, np.int64)
