@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from acres_gym import paths
 from acres_gym.constants import STANDARD_GRAVITY_MPS2
@@ -497,6 +498,8 @@ def load_vehicle(name_or_path: str | PathLike, overrides: Mapping[str, Any] | No
 # The static deflection of the most loaded tyre may use at most this share of its section height (the
 # rim reaches the ground at the section height: the state's ``tyre_bottomed`` records a tyre deflected that far).
 STATIC_DEFLECTION_SHARE = 0.5
+FRONT_RING_TOLERANCE = 0.005
+"""How far (relative) the front ring ratio the gearing gives may be from ``driveline.front_ring_ratio``."""
 
 
 class _FieldValues:
@@ -557,6 +560,31 @@ def _validate_curve(params: np.record | _FieldValues) -> list[str]:
     return errors
 
 
+@njit(cache=True)
+def _cross_checks_pass(records, index):
+    """Whether the record ``records[index]`` passes every check of ``_validate_cross``: the same comparisons on
+    the same values, without building its messages (``finalize_parameters`` asks ``_validate_cross`` for them
+    when this is False)."""
+    p = records[index]
+    if not p.idle_rpm < p.max_rpm:
+        return False
+    if not (p.cvt_high_ratio < p.cvt_low_ratio and p.cvt_high_ratio <= p.cvt_initial_ratio <= p.cvt_low_ratio):
+        return False
+    if not (p.engage_rpm < p.full_engage_rpm and p.droop_m <= p.travel_m and p.bump_stop_length_m <= p.travel_m):
+        return False
+    if p.fuel_tank_l > 0.0 and not p.fuel_initial_l <= p.fuel_tank_l:
+        return False
+    if not (p.tyre_section_m < p.tyre_radius_m and p.shift_light_rpm <= p.shift_full_rpm):
+        return False
+    rears = (p.rear_low_ratio, p.rear_high_ratio, p.rear_reverse_ratio)
+    fronts = (p.front_low_ratio, p.front_high_ratio, p.front_reverse_ratio)
+    for k in range(3):
+        ring = rears[k] / (fronts[k] * p.front_drive_ratio)
+        if abs(ring / p.front_ring_ratio - 1.0) > FRONT_RING_TOLERANCE:
+            return False
+    return True
+
+
 def _validate_cross(p: np.record | _FieldValues) -> list[str]:
     e: list[str] = []
     if not p.idle_rpm < p.max_rpm:
@@ -592,7 +620,7 @@ def _validate_cross(p: np.record | _FieldValues) -> list[str]:
         rear = float(p[f"rear_{gear}_ratio"])
         front = float(p[f"front_{gear}_ratio"]) * float(p.front_drive_ratio)
         ring = rear / front
-        if abs(ring / float(p.front_ring_ratio) - 1.0) > 0.005:
+        if abs(ring / float(p.front_ring_ratio) - 1.0) > FRONT_RING_TOLERANCE:
             e.append(f"driveline.front_{gear}_ratio = {_num(p[f'front_{gear}_ratio'])}: gives a front ring "
                      f"ratio of {ring:.4f} (rear_{gear}_ratio / (front_{gear}_ratio x front_drive_ratio)); "
                      f"expected driveline.front_ring_ratio = {_num(p.front_ring_ratio)} within 0.5 %")
@@ -642,18 +670,23 @@ def finalize_parameters(params: np.record, *, primary_checked: bool = False) -> 
     ``primary_checked=True`` skips the per-value range checks and the curve's (not the cross checks): for a
     caller whose record is a finalised one with values set through ``set_parameters``, which checked each.
     """
-    p = _FieldValues(params)  # reads; the derived fields are written to params
-    errors = [] if primary_checked else _validate_primary(p) + _validate_curve(p)
-    if not errors:
+    records, copied = _viewed_row(params)
+    p = None
+    if not primary_checked:
+        p = _FieldValues(params)  # reads; the derived fields are written to params
+        errors = _validate_primary(p) + _validate_curve(p)
+        if errors:
+            raise ValueError("invalid vehicle parameters:\n  " + "\n  ".join(errors))
+    if not _cross_checks_pass(records, 0):
+        p = p if p is not None else _FieldValues(params)
         errors = _validate_cross(p)
-    if errors:
-        raise ValueError("invalid vehicle parameters:\n  " + "\n  ".join(errors))
+        if errors:
+            raise ValueError("invalid vehicle parameters:\n  " + "\n  ".join(errors))
 
     report = np.empty(8)
-    records, copied = _viewed_row(params)
     outcome = derive_parameters(records, 0, STANDARD_GRAVITY_MPS2, STATIC_DEFLECTION_SHARE, report)
     if outcome != WRITTEN:
-        _derivation_error(p, outcome, report)
+        _derivation_error(p if p is not None else _FieldValues(params), outcome, report)
     if copied:  # the derived fields back into the record
         for name, _unit, _shape in DERIVED:
             params[name] = records[0][name]

@@ -458,6 +458,37 @@ def test_cross_checks(vehicle, changes, message):
     assert p.mass_kg == vehicle.mass_kg  # a failed finalise leaves the derived fields alone
 
 
+CROSS_FIELDS = ["idle_rpm", "max_rpm", "cvt_high_ratio", "cvt_low_ratio", "cvt_initial_ratio", "engage_rpm",
+                "full_engage_rpm", "droop_m", "travel_m", "bump_stop_length_m", "fuel_tank_l", "fuel_initial_l",
+                "tyre_section_m", "tyre_radius_m", "shift_light_rpm", "shift_full_rpm", "rear_low_ratio",
+                "rear_high_ratio", "rear_reverse_ratio", "front_low_ratio", "front_high_ratio", "front_reverse_ratio",
+                "front_drive_ratio", "front_ring_ratio"]
+
+
+def test_the_jitted_cross_checks_agree_with_the_messages(vehicle):
+    """``_cross_checks_pass`` (finalize's fast path) fails exactly when ``_validate_cross`` reports something:
+    every field the cross checks read, moved by random positive factors around the thresholds (the range checks
+    before them exclude the rest), one to three at a time, or set equal to another (the boundaries of the strict
+    and non-strict comparisons)."""
+    from acres_gym.params import _cross_checks_pass, _validate_cross
+    from acres_gym.records import plain
+
+    rng = np.random.default_rng(7)
+    verdicts = set()
+    for trial in range(3000):
+        rec = np.zeros(1, vehicle.dtype).view(np.recarray)
+        rec[0] = vehicle
+        for name in rng.choice(CROSS_FIELDS, size=int(rng.integers(1, 4)), replace=False):
+            if trial % 3 == 0:  # onto another field's value: equality cases
+                rec[name] = rec[str(rng.choice(CROSS_FIELDS))]
+            else:
+                rec[name] = rec[name] * rng.choice([0.5, 0.9, 0.996, 0.999, 1.0, 1.001, 1.004, 1.1, 2.0])
+        passed = bool(_cross_checks_pass(plain(rec), 0))
+        assert passed == (not _validate_cross(rec[0])), {f: rec[f][0] for f in CROSS_FIELDS}
+        verdicts.add(passed)
+    assert verdicts == {True, False}
+
+
 def test_fuel_check_only_with_a_modelled_tank(vehicle):
     p = vehicle.copy()
     set_parameters(p, {"fuel.tank_l": 0.0, "fuel.initial_l": 50.0})
