@@ -671,22 +671,20 @@ def finalize_parameters(params: np.record, *, primary_checked: bool = False) -> 
     caller whose record is a finalised one with values set through ``set_parameters``, which checked each.
     """
     records, copied = _viewed_row(params)
-    p = None
     if not primary_checked:
-        p = _FieldValues(params)  # reads; the derived fields are written to params
+        p = _FieldValues(params)
         errors = _validate_primary(p) + _validate_curve(p)
         if errors:
             raise ValueError("invalid vehicle parameters:\n  " + "\n  ".join(errors))
-    if not _cross_checks_pass(records, 0):
-        p = p if p is not None else _FieldValues(params)
-        errors = _validate_cross(p)
+    if not _cross_checks_pass(records, 0):  # the messages, read from the record only when one fails
+        errors = _validate_cross(_FieldValues(params))
         if errors:
             raise ValueError("invalid vehicle parameters:\n  " + "\n  ".join(errors))
 
     report = np.empty(8)
     outcome = derive_parameters(records, 0, STANDARD_GRAVITY_MPS2, STATIC_DEFLECTION_SHARE, report)
     if outcome != WRITTEN:
-        _derivation_error(p if p is not None else _FieldValues(params), outcome, report)
+        _derivation_error(_FieldValues(params), outcome, report)
     if copied:  # the derived fields back into the record
         for name, _unit, _shape in DERIVED:
             params[name] = records[0][name]

@@ -69,6 +69,7 @@ from acres_gym.terrain import (
     make_surface_table,
     patch_maps,
     rough_grid,
+    uniform_surface,
 )
 from acres_gym.terrain.grid import MAX_GRID_POINTS
 from acres_gym.terrain.soil_spec import SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC
@@ -306,11 +307,10 @@ class Randomizer:
             terrain = Terrain._unchecked(height, *maps, *origin, t["cell_m"], self.table)
             summary["wetness"] = float(np.mean(terrain.wetness))
         else:
-            sid = self.table.surface_id(self._surface_name(t["surface"], slot))
-            w = float(self.table.records.default_wetness[sid]) if wet is None else draw_in_range(rngs["patches"], wet)
-            terrain = Terrain._unchecked(height, np.full(height.shape, sid, np.int32), np.full(height.shape, w),
-                                         *origin, t["cell_m"], self.table)
-            summary["wetness"] = float(np.mean(terrain.wetness)) if wet is None else w
+            w = None if wet is None else draw_in_range(rngs["patches"], wet)
+            terrain = uniform_surface(height, *origin, t["cell_m"], self._surface_name(t["surface"], slot), w,
+                                      self.table)
+            summary["wetness"] = float(np.mean(terrain.wetness)) if w is None else w
         if summary["grade_pct"] != 0.0:  # the surface maps are kept, not copied
             graded = graded_height(terrain, summary["grade_pct"], math.radians(summary["grade_direction_deg"]),
                                    through_xy=spawn_xy)

@@ -88,8 +88,10 @@ def _grid(size_m, cell_m, center) -> tuple[int, int, float, float, float]:
     return nx, ny, cx - 0.5 * (nx - 1) * cell, cy - 0.5 * (ny - 1) * cell, cell
 
 
-def _uniform(height: np.ndarray, ox: float, oy: float, cell: float, surface: str, wetness,
-             table: SurfaceTable | None) -> Terrain:
+def uniform_surface(height: np.ndarray, ox: float, oy: float, cell: float, surface: str, wetness,
+                    table: SurfaceTable | None) -> Terrain:
+    """A terrain of the grid ``height`` (origin ``ox``, ``oy``, spacing ``cell``) covered by one ``surface`` of
+    ``table`` (default: the default table) at ``wetness`` (None: the surface's default)."""
     t = _table(table)
     sid = t.surface_id(surface)
     w = _wetness("wetness", wetness, float(t.records.default_wetness[sid]))
@@ -109,7 +111,7 @@ def flat(surface: str = "dry_asphalt", size_m=400.0, cell_m: float = 1.0, center
          wetness: float | None = None, table: SurfaceTable | None = None) -> Terrain:
     """Level ground at height 0 of one surface; ``wetness`` None uses the surface's default."""
     nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
-    return _uniform(np.zeros((ny, nx)), ox, oy, cell, surface, wetness, table)
+    return uniform_surface(np.zeros((ny, nx)), ox, oy, cell, surface, wetness, table)
 
 
 def slope(percent: float, surface: str = "dry_asphalt", size_m=400.0, cell_m: float = 1.0,
@@ -146,12 +148,16 @@ def split(x0_m: float, surface_before: str, surface_after: str, size_m=400.0, ce
 
 # --------------------------------------------------------------------------- noise
 @njit(cache=True, nogil=True)
-def _smootherstep(t):
-    """Perlin's quintic fade 6t^5 - 15t^4 + 10t^3 (C2 at lattice lines) of ``t`` clipped to [0, 1] (as
-    ``numpy.clip``: ``max`` then ``min`` by comparison)."""
-    t = t if t > 0.0 else 0.0
-    t = t if t < 1.0 else 1.0
+def _fade(t):
+    """Perlin's quintic fade 6t^5 - 15t^4 + 10t^3 (C2 at lattice lines)."""
     return t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
+
+
+@njit(cache=True, nogil=True)
+def _smootherstep(t):
+    """``_fade`` of ``t`` clipped to [0, 1] (as ``numpy.clip``: ``max`` then ``min`` by comparison)."""
+    t = t if t > 0.0 else 0.0
+    return _fade(t if t < 1.0 else 1.0)
 
 
 @njit(cache=True, nogil=True)
@@ -167,7 +173,7 @@ def _column_terms(u):
         f = u[i] - lattice[i]
         frac[i] = f
         frac_m1[i] = f - 1.0
-        fade[i] = f * f * f * (f * (f * 6.0 - 15.0) + 10.0)
+        fade[i] = _fade(f)
     return lattice, frac, frac_m1, fade
 
 
@@ -204,7 +210,7 @@ def _perlin_on_grid(gx, gy, u, v, amplitude, out):
         jv = int(math.floor(v[j]))
         fv = v[j] - jv
         fv_m1 = fv - 1.0
-        sv = fv * fv * fv * (fv * (fv * 6.0 - 15.0) + 10.0)
+        sv = _fade(fv)
         if jv != lattice_row:
             lattice_row = jv
             _corner_terms(gx[jv], gx[jv + 1], gy[jv], gy[jv + 1], lattice, frac, frac_m1, x00, x10, x01, x11,
@@ -421,7 +427,7 @@ def rough(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, surf
     height, ox, oy, cell = rough_grid(seed, roughness_m, size_m, cell_m, hill_wavelength_m, bump_wavelength_m,
                                       octaves, persistence, flat_radius_m=flat_radius_m, flat_blend_m=flat_blend_m,
                                       spawn_xy=spawn_xy, center=center)
-    return _uniform(height, ox, oy, cell, surface, wetness, table)
+    return uniform_surface(height, ox, oy, cell, surface, wetness, table)
 
 
 def rough_grid(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5, hill_wavelength_m: float = 40.0,
