@@ -59,6 +59,8 @@ from acres_gym.model.soil_random import DEFAULT_SCALE, check_draws, draw_soil, l
 from acres_gym.params import finalize_parameters, load_vehicle, set_parameters
 from acres_gym.terrain import (
     MIN_FEATURE_CELLS,
+    PatchPlan,
+    RoughPlan,
     SurfaceTable,
     Terrain,
     TerrainStack,
@@ -67,8 +69,8 @@ from acres_gym.terrain import (
     graded_height,
     grid_axes,
     make_surface_table,
-    patch_maps,
-    rough_grid,
+    patch_plan,
+    rough_plan,
     uniform_surface,
 )
 from acres_gym.terrain.grid import MAX_GRID_POINTS
@@ -154,6 +156,7 @@ class Randomizer:
         self.base_params = load_vehicle(vehicle, overrides=dict(vehicle_overrides or {}), overlay=vehicle_overlay)
         self._base_bytes = np.array([self.base_params]).tobytes()
         self._check_parameter_ranges()
+        self._plans: dict[int | str, PatchPlan | RoughPlan] = {}  # the terrain plans, by slot ("rough": shared)
 
     # --- config --------------------------------------------------------------------------------------
     def _resolve(self, config: dict) -> dict:
@@ -296,9 +299,7 @@ class Randomizer:
         wet = cfg["wetness"]
         patches = None
         if cfg["patches"]:  # drawn beside the heights: the patches' own generator, no heights needed
-            weights = {self._surface_name(k, slot): w for k, w in cfg["patches"]["surfaces"].items()}
-            patches = beside(patch_maps, *grid_axes(t["size_m"], t["cell_m"]), t["cell_m"], self.table,
-                             rngs["patches"], weights, cfg["patches"]["scale_m"], None if wet is None else tuple(wet))
+            patches = beside(self._patch_plan(slot).maps, rngs["patches"])
         try:
             height, origin, summary = self._ground(slot, rngs["terrain"], spawn_xy)
         finally:
@@ -333,10 +334,7 @@ class Randomizer:
         if t["kind"] == "rough":
             roughness = draw_in_range(rng, t["roughness_m"])
             seed = int(rng.integers(0, 2**31 - 1))
-            height, ox, oy, _ = rough_grid(seed, roughness, size_m=t["size_m"], cell_m=t["cell_m"],
-                                           hill_wavelength_m=t["hill_wavelength_m"],
-                                           bump_wavelength_m=t["bump_wavelength_m"],
-                                           flat_radius_m=t["flat_radius_m"], spawn_xy=spawn_xy)
+            height, ox, oy, _ = self._rough_plan().heights(seed, roughness, spawn_xy)
         else:
             roughness = 0.0
             x, y = grid_axes(t["size_m"], t["cell_m"])
@@ -345,6 +343,26 @@ class Randomizer:
         summary["grade_pct"] = draw_in_range(rng, t["grade_pct"])  # (applied once the surface maps are in)
         summary["grade_direction_deg"] = draw_in_range(rng, t["grade_direction_deg"])
         return height, (ox, oy), summary
+
+    def _rough_plan(self) -> RoughPlan:
+        """The checked grid and octaves of the rough heights (``terrain.rough_plan``), made on first use."""
+        plan = self._plans.get("rough")
+        if plan is None:
+            t = self.config["terrain"]
+            plan = self._plans["rough"] = rough_plan(t["size_m"], t["cell_m"], t["hill_wavelength_m"],
+                                                     t["bump_wavelength_m"], flat_radius_m=t["flat_radius_m"])
+        return plan
+
+    def _patch_plan(self, slot: int) -> PatchPlan:
+        """The checked arguments of the surface patches of vehicle ``slot`` (``terrain.patch_plan``; the
+        episode soil's surface is the slot's own), made on first use."""
+        plan = self._plans.get(slot)
+        if plan is None:
+            t, p, wet = self.config["terrain"], self.config["patches"], self.config["wetness"]
+            weights = {self._surface_name(k, slot): w for k, w in p["surfaces"].items()}
+            plan = self._plans[slot] = patch_plan(*grid_axes(t["size_m"], t["cell_m"]), t["cell_m"], self.table,
+                                                  weights, p["scale_m"], None if wet is None else tuple(wet))
+        return plan
 
     def _vehicle(self, rng: np.random.Generator, summary: dict[str, Any]) -> np.ndarray:
         """The episode's parameter record: payload and biases drawn (and added to ``summary``)."""
@@ -377,6 +395,15 @@ class Randomizer:
     def resolved(self) -> dict:
         """The resolved ``randomization`` section (for the saved config)."""
         return self.config
+
+    def __getstate__(self) -> dict:
+        """Pickled without the terrain plans (made again on first use; a pickle of a version without them
+        loads the same way)."""
+        return {key: value for key, value in self.__dict__.items() if key != "_plans"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._plans = {}
 
 
 def _feature(where: str, value: Any, cell_m: float) -> float:

@@ -101,11 +101,12 @@ def test_patch_labels_of_a_u_shape_join_both_arms():
     assert np.array_equal(labels, [[0, 1, 0], [0, 1, 0], [0, 0, 0]])
 
 
-@pytest.mark.parametrize("kind", ["normal", "ties", "constant", "spread"])
+@pytest.mark.parametrize("kind", ["normal", "ties", "constant", "spread", "outliers", "sample_constant"])
 def test_order_statistics_equal_numpy_partition(kind):
-    """The histogram selection of the patch cut gives numpy.partition's order statistics, ties included."""
+    """The histogram selection of the patch cut gives numpy.partition's order statistics, ties included, also
+    when the strided values that set the histogram's range miss the extremes or are all equal."""
     rng = np.random.default_rng(len(kind))
-    for _ in range(300):
+    for _ in range(300 if kind in ("normal", "ties", "constant", "spread") else 60):
         n = int(rng.integers(1, 500))
         if kind == "normal":
             values = rng.normal(size=n)
@@ -113,9 +114,19 @@ def test_order_statistics_equal_numpy_partition(kind):
             values = rng.integers(0, 4, size=n).astype(float)
         elif kind == "constant":
             values = np.full(n, -2.5)
-        else:  # magnitudes up to 1e307: a span beyond the largest float
+        elif kind == "spread":  # magnitudes up to 1e307: a span beyond the largest float
             values = rng.normal(size=n) * 10.0 ** rng.integers(-300, 308, size=n)
+        else:  # more values than generate.ORDER_SAMPLE: only every few-th sets the range
+            n = int(rng.integers(2 * generate.ORDER_SAMPLE, 6 * generate.ORDER_SAMPLE))
+            stride = n // generate.ORDER_SAMPLE
+            values = rng.normal(size=n) if kind == "outliers" else np.zeros(n)
+            off_sample = np.flatnonzero(np.arange(n) % stride != 0)
+            picked = rng.choice(off_sample, size=min(20, off_sample.size), replace=False)
+            values[picked] = rng.normal(size=picked.size) * 1e6  # the extremes, none of them strided
+            assert stride > 1
         ranks = np.unique(rng.integers(0, n, size=int(rng.integers(0, 6)))).astype(np.int64)
+        if kind != "normal" and n > 1 and rng.random() < 0.5:  # the extremes themselves
+            ranks = np.unique(np.concatenate([ranks, [0, n - 1]])).astype(np.int64)
         got = generate._order_statistics(values, ranks)
         expected = np.partition(values, ranks)[ranks] if ranks.size else np.empty(0)
         assert np.array_equal(got, expected)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -436,8 +437,42 @@ def rough_grid(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5,
                ) -> tuple[np.ndarray, float, float, float]:
     """The heights of :func:`rough` without its surface maps, for a caller that brings its own
     (``patch_maps``): ``(height_m (ny, nx), origin_x_m, origin_y_m, cell_m)``, the same arguments."""
-    seed = _seed("seed", seed)
-    roughness = _number("roughness_m", roughness_m, 0.0, 1e3)
+    plan = rough_plan(size_m, cell_m, hill_wavelength_m, bump_wavelength_m, octaves, persistence,
+                      flat_radius_m=flat_radius_m, flat_blend_m=flat_blend_m, center=center)
+    return plan.heights(seed, roughness_m, spawn_xy)
+
+
+@dataclass(frozen=True)
+class RoughPlan:
+    """The checked grid and octaves of :func:`rough_grid` (``rough_plan``), for drawing many episodes' heights
+    on one grid without checking them again: ``heights(seed, roughness_m, spawn_xy)`` is ``rough_grid`` with
+    the plan's other arguments, bit for bit."""
+
+    x: np.ndarray
+    y: np.ndarray
+    origin_x_m: float
+    origin_y_m: float
+    cell_m: float
+    wavelengths: np.ndarray
+    amplitudes: np.ndarray
+    flat_radius_m: float
+    flat_blend_m: float
+
+    def heights(self, seed: int, roughness_m: float, spawn_xy=(0.0, 0.0)) -> tuple[np.ndarray, float, float, float]:
+        """``(height_m (ny, nx), origin_x_m, origin_y_m, cell_m)`` of ``rough_grid`` for ``seed``, ``roughness_m``
+        and ``spawn_xy``."""
+        seed = _seed("seed", seed)
+        roughness = _number("roughness_m", roughness_m, 0.0, 1e3)
+        sx, sy = _pair("spawn_xy", spawn_xy)
+        height = _rough_height(np.random.default_rng(seed), self.x, self.y, self.wavelengths, self.amplitudes,
+                               self.cell_m, sx, sy, self.flat_radius_m, self.flat_blend_m, roughness)
+        return height, self.origin_x_m, self.origin_y_m, self.cell_m
+
+
+def rough_plan(size_m=200.0, cell_m: float = 0.5, hill_wavelength_m: float = 40.0, bump_wavelength_m: float = 3.0,
+               octaves: int = 5, persistence: float = 0.5, *, flat_radius_m: float = 5.0, flat_blend_m: float = 10.0,
+               center=(0.0, 0.0)) -> RoughPlan:
+    """The arguments of :func:`rough_grid` that do not change from episode to episode, checked once."""
     nx, ny, ox, oy, cell = _grid(size_m, cell_m, center)
     hill = _feature("hill_wavelength_m", hill_wavelength_m, cell)
     bump = _number("bump_wavelength_m", bump_wavelength_m, 0.0, hill, lo_inclusive=False)
@@ -446,15 +481,11 @@ def rough_grid(seed: int, roughness_m: float, size_m=200.0, cell_m: float = 0.5,
     persistence = _number("persistence", persistence, 0.0, 2.0, lo_inclusive=False)
     radius = _number("flat_radius_m", flat_radius_m, 0.0, 1e5)
     blend = _number("flat_blend_m", flat_blend_m, 0.0, 1e5, lo_inclusive=False)
-    sx, sy = _pair("spawn_xy", spawn_xy)
-    x = ox + cell * np.arange(nx)
-    y = oy + cell * np.arange(ny)
     ratio = (bump / hill) ** (1.0 / (octaves - 1)) if octaves > 1 else 1.0
     wavelengths = [hill * ratio**o for o in range(octaves)]
     amplitudes = [persistence**o for o in range(octaves)]
-    height = _rough_height(np.random.default_rng(seed), x, y, np.array(wavelengths), np.array(amplitudes), cell,
-                           sx, sy, radius, blend, roughness)
-    return height, ox, oy, cell
+    return RoughPlan(ox + cell * np.arange(nx), oy + cell * np.arange(ny), ox, oy, cell, np.array(wavelengths),
+                     np.array(amplitudes), radius, blend)
 
 
 # --------------------------------------------------------------------------- surface maps
@@ -584,6 +615,19 @@ def _assign_by_rank(values, ends, ids, out):
 
 ORDER_BINS = 4096
 """Bins of the histogram by which ``_order_statistics`` narrows each rank down to one bin."""
+ORDER_SAMPLE = 4096
+"""About this many values, evenly strided, set the histogram's range (``_order_statistics``)."""
+
+
+@njit(cache=True, nogil=True)
+def _value_range(values, stride):
+    """(smallest, largest) of ``values[::stride]``."""
+    low, high = values[0], values[0]
+    for p in range(0, values.size, stride):
+        v = values[p]
+        low = v if v < low else low
+        high = v if v > high else high
+    return low, high
 
 
 @njit(cache=True, nogil=True)
@@ -591,27 +635,31 @@ def _order_statistics(values, ranks):
     """The ``ranks[k]``-th smallest of the finite ``values`` (0 = the smallest) for each k: what
     ``numpy.partition(values, ranks)[ranks]`` gives, in three passes without the GIL.
 
-    A histogram of ``ORDER_BINS`` equal bins between the smallest and the largest value (the bin
-    ``floor((v - low) * scale)`` never decreases as v grows, so every value of a bin is at most every value
-    of the next) names the bin that holds each rank and the rank inside it; one more pass gathers the values
-    of those bins, and each bin's values alone are sorted."""
+    A histogram of ``ORDER_BINS`` equal bins between the smallest and the largest of about ``ORDER_SAMPLE``
+    evenly strided values (all values when those are equal), the values beyond them in the end bins, names
+    the bin that holds each rank and the rank inside it; one more pass gathers the values of those bins,
+    and each bin's values alone are sorted. The bin ``floor(clip((v - low) * scale, 0, ORDER_BINS - 1))``
+    never decreases as v grows, so every value of a bin is at most every value of the next: the range only
+    sets how evenly the values spread over the bins, never the result."""
     out = np.empty(ranks.size)
     if ranks.size == 0:
         return out
-    low, high = values[0], values[0]
-    for v in values:
-        low = min(low, v)
-        high = max(high, v)
+    low, high = _value_range(values, max(1, values.size // ORDER_SAMPLE))
+    if not high > low:
+        low, high = _value_range(values, 1)
     span = high - low
     if not span < math.inf:  # values so far apart that their difference overflows: sort them all
         return np.sort(values)[ranks]
     scale = (ORDER_BINS - 1) / span if span > 0.0 else 0.0  # 0: all values equal, one bin
+    top = ORDER_BINS - 1.0
     bins = np.empty(values.size, np.int32)
+    for p in range(values.size):  # (a loop of its own: the compiler vectorises it)
+        t = (values[p] - low) * scale
+        t = t if t > 0.0 else 0.0
+        bins[p] = int(t if t < top else top)
     counts = np.zeros(ORDER_BINS + 1, np.int64)
     for p in range(values.size):
-        b = int((values[p] - low) * scale)
-        bins[p] = b
-        counts[b + 1] += 1
+        counts[bins[p] + 1] += 1
     for b in range(ORDER_BINS):
         counts[b + 1] += counts[b]  # counts[b]: values below bin b
     # the bins holding the ranks, each gathered once into its own stretch of ``members``
@@ -676,6 +724,38 @@ def patch_maps(x_m: np.ndarray, y_m: np.ndarray, cell_m: float, table: SurfaceTa
     ``x_m`` and rows ``y_m`` (m), ``table`` the surface table the ids index: the patches without a terrain,
     drawn from ``rng`` alone (the heights play no part), so they can be drawn beside the heights."""
     rng = _generator(rng)
+    return patch_plan(x_m, y_m, cell_m, table, surfaces, scale_m, wetness_range).maps(rng)
+
+
+@dataclass(frozen=True)
+class PatchPlan:
+    """The checked arguments of :func:`patch_maps` but its generator (``patch_plan``), for drawing many
+    episodes' patches on one grid and surface mix without checking them again: ``maps(rng)`` is
+    ``patch_maps`` with the plan's other arguments, bit for bit."""
+
+    x: np.ndarray
+    y: np.ndarray
+    cell_m: float
+    wavelengths: np.ndarray
+    amplitudes: np.ndarray
+    ends: np.ndarray
+    ids: np.ndarray
+    draw_wetness: bool
+    wetness_low: float
+    wetness_high: float
+    default_wetness: np.ndarray
+
+    def maps(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """The surface-id and wetness maps drawn from ``rng`` (a ``numpy.random.Generator``)."""
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}")
+        return _patch_maps(rng, self.x, self.y, self.wavelengths, self.amplitudes, self.cell_m, self.ends, self.ids,
+                           self.draw_wetness, self.wetness_low, self.wetness_high, self.default_wetness)
+
+
+def patch_plan(x_m: np.ndarray, y_m: np.ndarray, cell_m: float, table: SurfaceTable, surfaces,
+               scale_m: float = 20.0, wetness_range: tuple[float, float] | None = (0.0, 1.0)) -> PatchPlan:
+    """The arguments of :func:`patch_maps` but its generator, checked once."""
     scale = _feature("scale_m", scale_m, cell_m)
     ids, weights = _weights(surfaces, table)
     if wetness_range is not None:
@@ -687,10 +767,10 @@ def patch_maps(x_m: np.ndarray, y_m: np.ndarray, cell_m: float, table: SurfaceTa
         lo = hi = 0.0
     x = np.ascontiguousarray(x_m, dtype=np.float64)
     y = np.ascontiguousarray(y_m, dtype=np.float64)
-    return _patch_maps(rng, x, y, np.array([2.0 * scale, scale, 0.5 * scale]), np.array([1.0, 0.5, 0.25]),
-                       float(cell_m), _quantile_ends(weights, x.size * y.size), np.asarray(ids, dtype=np.int32),
-                       wetness_range is not None, lo, hi,
-                       np.ascontiguousarray(table.records.default_wetness, dtype=np.float64))
+    return PatchPlan(x, y, float(cell_m), np.array([2.0 * scale, scale, 0.5 * scale]), np.array([1.0, 0.5, 0.25]),
+                     _quantile_ends(weights, x.size * y.size), np.asarray(ids, dtype=np.int32),
+                     wetness_range is not None, lo, hi,
+                     np.ascontiguousarray(table.records.default_wetness, dtype=np.float64))
 
 
 @njit(cache=True, nogil=True)
