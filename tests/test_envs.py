@@ -367,6 +367,31 @@ def test_randomization_draws_payload_biases_and_soil_from_the_seed():
     assert info["randomization"] == seen[1]
 
 
+def test_each_vehicle_draws_its_patches_on_its_own_soil_slot_and_a_pickled_randomiser_draws_the_same():
+    """The randomiser keeps one patch plan per vehicle (the soil surface is the vehicle's slot of the table):
+    the same seed gives two vehicles the same patches, each with its own soil slot, and the plans, left out of
+    a pickle, come back the same."""
+    from acres_gym.envs.core import episode_rngs
+    from acres_gym.envs.randomization import Randomizer
+
+    cfg = {"terrain": {"kind": "rough", "size_m": 60.0, "cell_m": 1.0, "roughness_m": [0.02, 0.06]},
+           "patches": {"surfaces": {"grass": 1, "soil": 1}, "scale_m": 10.0}, "wetness": [0.1, 0.3]}
+    rz = Randomizer(cfg, 3, "polaris_ranger_crew_xp1000", None)
+    draws = [rz.draw(slot, episode_rngs(11), (0.0, 0.0)) for slot in (0, 2, 0)]
+    soil = [rz.table.surface_id(f"episode_soil_{slot}") for slot in (0, 2)]
+    grass = rz.table.surface_id("grass")
+    first, second = draws[0].terrain.surface_id, draws[1].terrain.surface_id
+    assert set(np.unique(first)) == {grass, soil[0]} and set(np.unique(second)) == {grass, soil[1]}
+    assert np.array_equal(first == soil[0], second == soil[1])
+    assert np.array_equal(draws[2].terrain.surface_id, first)
+    assert np.array_equal(draws[0].terrain.height_m, draws[1].terrain.height_m)
+    copy = pickle.loads(pickle.dumps(rz))
+    again = copy.draw(2, episode_rngs(11), (0.0, 0.0))
+    assert np.array_equal(again.terrain.surface_id, second) and np.array_equal(again.terrain.height_m,
+                                                                                 draws[1].terrain.height_m)
+    assert np.array_equal(again.terrain.wetness, draws[1].terrain.wetness)
+
+
 @pytest.mark.parametrize("direction_deg, roll_sign, pitch_sign", [(0.0, 0, -1), (90.0, 1, 0), (180.0, 0, 1)])
 def test_a_drawn_grade_tilts_the_ground_and_the_spawned_vehicle(direction_deg, roll_sign, pitch_sign):
     # speed tracking heads along +x; body axes x forward, y left, z up: ascent along +x lifts the nose
