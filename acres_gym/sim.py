@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -30,7 +31,7 @@ from acres_gym.dbw.step import reset_dbw_from_params
 from acres_gym.model.chassis import BODY_KINEMATICS
 from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
 from acres_gym.model.suspension import elastic_energy
-from acres_gym.model.threading_layer import use_parallel
+from acres_gym.model.threading_layer import KernelChoice, use_parallel
 from acres_gym.model.tick import observe_all, run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
@@ -185,7 +186,8 @@ class RangerSim:
     def __getstate__(self) -> dict:
         # the plain views are rebuilt on unpickling: pickling (or deep-copying) them would part them from
         # the arrays they view
-        return {key: value for key, value in self.__dict__.items() if not key.endswith("_plain")}
+        return {key: value for key, value in self.__dict__.items()
+                if not key.endswith("_plain") and key != "kernel_choice"}
 
     def __setstate__(self, state: dict) -> None:
         for key, value in state.items():
@@ -193,6 +195,7 @@ class RangerSim:
         if "_reports" not in state:  # pickled by a version whose kernels did not fill them
             self._observed_arrays()
             self.observe()
+        self.kernel_choice = KernelChoice()  # measured again where the copy runs
 
     def __init__(self, n: int = 1, vehicle: str = DEFAULT_VEHICLE, params=None, overrides=None,
                  terrain=None):
@@ -224,6 +227,7 @@ class RangerSim:
         self._pose = np.zeros((self.n, 7))
         self._terrain_index = np.zeros(self.n, dtype=np.int64)
         self._observed_arrays()
+        self.kernel_choice = KernelChoice()
         _compile_kernels(self)
         self.reset()
 
@@ -266,9 +270,11 @@ class RangerSim:
         """Advances all vehicles by ``n_ticks`` physics ticks of 1/120 s holding ``commands`` (default
         ``self.commands``); the commands' messages (``*_fresh``, ``gear_cmd``) count on the first tick.
 
-        A batch of ``PARALLEL_MIN_VEHICLES`` or more runs on Numba's threads, unless ``serial``: then it runs on
-        the calling thread without the GIL (the same values either way), leaving the other cores and the
-        interpreter to other work of the process."""
+        A batch of ``PARALLEL_MIN_VEHICLES`` or more runs on Numba's threads or on the calling thread, whichever
+        advances it faster on the machine as it is now (``kernel_choice``, a ``KernelChoice``: measured per call,
+        the other kernel tried every half second), unless ``serial``: then it runs on the calling thread without
+        the GIL, leaving the other cores and the interpreter to other work of the process. The values are the
+        same whichever kernel runs."""
         if not isinstance(n_ticks, (int, np.integer)) or n_ticks < 0:
             raise ValueError(f"n_ticks = {n_ticks!r}: expected a non-negative integer")
         if commands is None:
@@ -278,9 +284,16 @@ class RangerSim:
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
         else:
             commands = plain(commands)
-        kernel = run_ticks if use_parallel(self.n) and not serial else run_ticks_serial
-        kernel(self.params_plain, self.state_plain, self.work_plain, commands, int(n_ticks), self.terrain_args,
-               CAN_RESOLUTION, self._reports, self._kinematics)
+        args = (self.params_plain, self.state_plain, self.work_plain, commands, int(n_ticks), self.terrain_args,
+                CAN_RESOLUTION, self._reports, self._kinematics)
+        if serial or not use_parallel(self.n):
+            run_ticks_serial(*args)
+            return
+        choice = self.kernel_choice
+        parallel = choice.pick()
+        start = time.perf_counter()
+        (run_ticks if parallel else run_ticks_serial)(*args)
+        choice.record(parallel, time.perf_counter() - start, self.n * int(n_ticks))
 
     # --- what the kernels observe after a step -------------------------------------------------------
     def _observed_arrays(self) -> None:

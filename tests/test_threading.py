@@ -116,3 +116,98 @@ def test_the_tbb_runtime_is_found_through_the_package_when_not_under_the_prefix(
 
     monkeypatch.setattr(importlib.metadata, "files", missing)
     assert threading_layer._load_tbb() is None
+
+
+class _Clock:
+    """A clock the test moves by hand (s)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _calls(choice: threading_layer.KernelChoice, count: int, cost_s: dict[bool, float]) -> list[bool]:
+    """``count`` calls: each asks ``pick`` and records the cost per vehicle-tick of the kernel it got."""
+    picked = []
+    for _ in range(count):
+        parallel = choice.pick()
+        choice.record(parallel, cost_s[parallel] * 64, 64)
+        picked.append(parallel)
+    return picked
+
+
+def test_the_kernel_choice_follows_the_faster_kernel_and_tries_a_loser_less_often():
+    assert 4.0 > threading_layer.LOSS_TO_STOP_A_TRY > threading_layer.LOSS_FOR_BACKOFF
+    clock = _Clock()
+    choice = threading_layer.KernelChoice(clock)
+    interval, calls = threading_layer.PROBE_INTERVAL_S, threading_layer.PROBE_CALLS
+    slow_parallel = {True: 4e-6, False: 1e-6}  # the parallel kernel 4x as slow (a loaded machine)
+    assert _calls(choice, 5, slow_parallel) == [True] * 5 and choice.parallel  # parallel first, until a try
+    clock.now += interval
+    assert _calls(choice, calls, slow_parallel) == [False] * calls  # the try of one thread wins
+    assert not choice.parallel and _calls(choice, 5, slow_parallel) == [False] * 5
+    waits = []
+    for _ in range(6):  # the losing parallel kernel: tried again after 2x, 4x, 8x, 16x the interval, then no later
+        wait = 0.0
+        while not _calls(choice, 1, slow_parallel)[0]:
+            clock.now += 0.25 * interval
+            wait += 0.25 * interval
+        # a tried call over LOSS_TO_STOP_A_TRY times as costly ends the try: the next calls are one thread's
+        assert _calls(choice, calls - 1, slow_parallel) == [False] * (calls - 1)
+        waits.append(wait)
+        assert not choice.parallel
+    assert waits == pytest.approx([interval, 2 * interval, 4 * interval, 8 * interval,
+                                   threading_layer.MAX_PROBE_INTERVAL_S, threading_layer.MAX_PROBE_INTERVAL_S])
+    fast_parallel = {True: 0.6e-6, False: 1e-6}  # the machine idle again: the next try of parallel wins
+    assert _calls(choice, calls, fast_parallel) == [False] * calls  # (a try waits for calls of the kernel in use)
+    clock.now += threading_layer.MAX_PROBE_INTERVAL_S
+    assert _calls(choice, 2 * calls, fast_parallel) == [True] * (2 * calls) and choice.parallel
+    clock.now += interval  # and back to the short interval: one thread is tried after half a second
+    assert _calls(choice, calls, fast_parallel) == [False] * calls and choice.parallel
+    choice.record(True, 1.0, 0)  # a call of zero ticks tells nothing
+    assert _calls(choice, 1, fast_parallel) == [True]
+
+
+def test_a_batch_runs_on_the_calling_thread_when_the_parallel_kernel_is_slower(monkeypatch):
+    """The simulator times its calls: a parallel kernel slower than one thread (here made so) is left after
+    its first try, and the values are those of the calling thread's kernel alone."""
+    import time
+
+    from acres_gym import sim as sim_module
+
+    def slow_parallel(*args):
+        time.sleep(0.02)
+        run_ticks(*args)
+
+    used = []
+    monkeypatch.setattr(sim_module, "run_ticks", lambda *args: (used.append(True), slow_parallel(*args)))
+    monkeypatch.setattr(threading_layer, "PROBE_INTERVAL_S", 0.05)
+    n = threading_layer.PARALLEL_MIN_VEHICLES
+    sims = [RangerSim(n), RangerSim(n)]
+    for sim in sims:
+        sim.commands.driver_throttle_pct = np.linspace(0.0, 80.0, n)
+    for _ in range(12):
+        sims[0].step(6)
+        sims[1].step(6, serial=True)
+        time.sleep(0.002)
+    assert not sims[0].kernel_choice.parallel
+    # parallel for the calls before the first try (at least PROBE_CALLS of them), then not again for a while
+    assert threading_layer.PROBE_CALLS <= len(used) <= 2 * threading_layer.PROBE_CALLS
+    np.testing.assert_array_equal(sims[0].state.position_m, sims[1].state.position_m)
+    assert sims[0].report_table().tobytes() == sims[1].report_table().tobytes()
+
+
+def test_a_try_is_judged_by_its_own_calls_not_by_older_ones():
+    """Cheap calls of the parallel kernel from before the machine got busy do not win a try its new calls lose."""
+    clock = _Clock()
+    choice = threading_layer.KernelChoice(clock)
+    interval, calls = threading_layer.PROBE_INTERVAL_S, threading_layer.PROBE_CALLS
+    _calls(choice, calls, {True: 0.5e-6, False: 0.1e-6})
+    clock.now += interval
+    assert _calls(choice, calls, {True: 0.5e-6, False: 0.1e-6}) == [False] * calls and not choice.parallel
+    busy = {True: 10e-6, False: 1e-6}  # both slower now, the parallel kernel far more (older calls: 0.5e-6)
+    _calls(choice, calls, busy)
+    clock.now += interval
+    assert _calls(choice, 2, busy) == [True, False] and not choice.parallel

@@ -21,6 +21,10 @@ resets 52,200-54,000 against 29,900-33,400. ``python -m acres_gym.tools.bench --
 directory, where Numba's own lookup (the library's name alone) does not search; ``_load_tbb`` loads it by its
 path first, and Numba's lookup then finds it loaded.
 ``workqueue`` is not thread-safe: without TBB, step one simulator per thread at most.
+
+Which kernel a call runs: batches below ``PARALLEL_MIN_VEHICLES`` run on the calling thread; larger ones on the
+kernel their simulator's ``KernelChoice`` measures to be faster on the machine as it is now (when other processes
+keep the cores busy, one thread beats the parallel kernel, by far).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ import ctypes
 import importlib.metadata
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numba
@@ -77,3 +83,90 @@ batch of 2, 8 and 32 vehicles ran 0.91, 0.90 and 0.96 times as fast in parallel 
 def use_parallel(n_vehicles: int) -> bool:
     """Whether a call advancing ``n_vehicles`` should use the parallel kernel."""
     return n_vehicles >= PARALLEL_MIN_VEHICLES and numba.get_num_threads() > 1
+
+
+PROBE_INTERVAL_S = 0.5
+"""How often (wall time) a simulator's calls try the kernel they are not using (``KernelChoice``)."""
+MAX_PROBE_INTERVAL_S = 8.0
+"""The longest interval between tries of a kernel that lost by more than ``LOSS_FOR_BACKOFF`` each time."""
+LOSS_FOR_BACKOFF = 1.5
+"""A tried kernel this many times as slow as the one in use is tried again after twice the interval."""
+PROBE_CALLS = 3
+"""Consecutive calls a try runs on the other kernel; each kernel is judged by the median cost of its last
+``PROBE_CALLS`` calls (one call may catch a preemption, or the parallel threads waking up)."""
+LOSS_TO_STOP_A_TRY = 3.0
+"""A tried call this many times as costly as the median of the kernel in use ends its try at once (a loss)."""
+
+
+class KernelChoice:
+    """Which kernel the calls of one simulator use, chosen by measuring both on the machine as it is now.
+
+    On an idle machine the parallel kernel advances a batch 1.4-1.8 times as fast as one thread, but when other
+    processes keep the cores busy its threads wait for each other: measured with busy processes beside it on 2
+    cores, 64 vehicles ran at 0.54 times the one-thread rate with one of them and 0.08 times with two. So the
+    calls use one kernel, time themselves (``time.perf_counter``, the cost per vehicle-tick) and every
+    ``PROBE_INTERVAL_S`` (and after ``PROBE_CALLS`` calls of the kernel in use at least) run ``PROBE_CALLS``
+    calls on the other kernel; whichever has the lower median cost of its last ``PROBE_CALLS`` calls is used
+    until the next try. A kernel that lost by more than ``LOSS_FOR_BACKOFF`` times is tried half as often each
+    time (up to ``MAX_PROBE_INTERVAL_S``), and a tried call ``LOSS_TO_STOP_A_TRY`` times as costly as the kernel
+    in use ends its try at once, so trying costs a few percent at most. The parallel kernel comes first. Both
+    kernels give the same values bit for bit: the choice never changes a result, only its wall time.
+
+    ``clock`` (default ``time.perf_counter``) is the time in seconds the calls and tries are measured with."""
+
+    __slots__ = ("_clock", "_costs", "_in_use", "_trying", "_settled", "_next_try_s", "_interval_s")
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self._clock = clock
+        self._costs: tuple[list[float], list[float]] = ([], [])  # serial, parallel: last costs per vehicle-tick
+        self._in_use = 1  # 1: the parallel kernel
+        self._trying = 0  # calls left in the present try of the other kernel
+        self._settled = 0  # calls of the kernel in use since the last try (a try waits for PROBE_CALLS of them)
+        self._interval_s = PROBE_INTERVAL_S
+        self._next_try_s = clock() + PROBE_INTERVAL_S
+
+    @property
+    def parallel(self) -> bool:
+        """Whether the kernel in use between tries is the parallel one."""
+        return self._in_use == 1
+
+    def pick(self) -> bool:
+        """Whether the next call runs the parallel kernel (the one in use, or the other during a try)."""
+        if self._trying == 0 and self._settled >= PROBE_CALLS and self._clock() >= self._next_try_s:
+            self._trying = PROBE_CALLS
+            self._costs[1 - self._in_use].clear()  # the try is judged by its own calls
+        return (self._in_use == 1) != (self._trying > 0)
+
+    def record(self, parallel: bool, seconds: float, work: int) -> None:
+        """Record a call of ``parallel``'s kernel that took ``seconds`` for ``work`` vehicle-ticks; the end of a
+        try compares the two kernels."""
+        if work <= 0:
+            return
+        mode = 1 if parallel else 0
+        costs = self._costs[mode]
+        costs.append(seconds / work)
+        del costs[:-PROBE_CALLS]
+        if mode == self._in_use or self._trying == 0:
+            self._settled += mode == self._in_use
+            return
+        in_use = _median(self._costs[self._in_use])  # (a try follows calls of the kernel in use)
+        self._trying -= 1
+        if self._trying > 0 and costs[-1] <= LOSS_TO_STOP_A_TRY * in_use:
+            return
+        self._trying = 0
+        tried = _median(costs)
+        if tried < in_use:
+            self._in_use, self._interval_s = mode, PROBE_INTERVAL_S
+        elif tried > LOSS_FOR_BACKOFF * in_use:
+            self._interval_s = min(2.0 * self._interval_s, MAX_PROBE_INTERVAL_S)
+        else:
+            self._interval_s = PROBE_INTERVAL_S
+        self._settled = 0
+        self._next_try_s = self._clock() + self._interval_s
+
+
+def _median(values: list[float]) -> float:
+    """The median of a few values."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else 0.5 * (ordered[middle - 1] + ordered[middle])
