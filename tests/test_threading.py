@@ -211,3 +211,18 @@ def test_a_try_is_judged_by_its_own_calls_not_by_older_ones():
     _calls(choice, calls, busy)
     clock.now += interval
     assert _calls(choice, 2, busy) == [True, False] and not choice.parallel
+
+
+def test_the_parallel_kernel_must_be_worth_its_second_core():
+    """Faster, but by less than PARALLEL_WORTH: one thread is used (the other core is left to other work)."""
+    clock = _Clock()
+    choice = threading_layer.KernelChoice(clock)
+    calls, worth = threading_layer.PROBE_CALLS, threading_layer.PARALLEL_WORTH
+    barely = {True: 1e-6 / (0.9 * worth), False: 1e-6}
+    _calls(choice, calls, barely)
+    clock.now += threading_layer.PROBE_INTERVAL_S
+    assert _calls(choice, calls, barely) == [False] * calls and not choice.parallel
+    clearly = {True: 1e-6 / (1.1 * worth), False: 1e-6}  # while one thread is in use, parallel is tried and wins
+    _calls(choice, calls, clearly)
+    clock.now += threading_layer.PROBE_INTERVAL_S
+    assert _calls(choice, calls, clearly) == [True] * calls and choice.parallel
