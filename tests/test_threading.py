@@ -12,6 +12,7 @@ import platform
 import subprocess
 import sys
 
+import numba
 import numpy as np
 import pytest
 
@@ -170,7 +171,17 @@ def test_the_kernel_choice_follows_the_faster_kernel_and_tries_a_loser_less_ofte
     assert _calls(choice, 1, fast_parallel) == [True]
 
 
-def test_a_batch_runs_on_the_calling_thread_when_the_parallel_kernel_is_slower(monkeypatch):
+@pytest.fixture
+def two_numba_threads():
+    """Two Numba threads for the test (another test may have left the count at one), the count put back after."""
+    threads = numba.get_num_threads()
+    numba.set_num_threads(2)
+    yield
+    numba.set_num_threads(threads)
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="the parallel kernel needs two threads")
+def test_a_batch_runs_on_the_calling_thread_when_the_parallel_kernel_is_slower(monkeypatch, two_numba_threads):
     """The simulator times its calls: a parallel kernel slower than one thread (here made so) is left after
     its first try, and the values are those of the calling thread's kernel alone."""
     import time
