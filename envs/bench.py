@@ -15,7 +15,9 @@ Prints one table, measured in one run of this process (random actions, the task'
   ``acres_gym.envs.pregen``), and of resets called back to back (nothing prepared: the draw itself);
 - the native vector env (``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``) with N = 16
   and 64, with autoreset (``NextStep``) and without resets;
-- beside each figure its ratio to the physics ceiling of the same N.
+- beside each figure its ratio to the physics ceiling of the same N;
+- which kernel the N = 16 and 64 ceilings' simulators ran at the end: ``RangerSim.step`` runs the one it
+  measures to be faster, the parallel one unless other processes keep the cores busy.
 
 The machine's load changes from second to second, so every figure is timed in ``--rounds`` slices and the
 rounds interleave the figures: each sees the same load. Then the reset times of every registered id's
@@ -37,6 +39,7 @@ import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.model import threading_layer  # noqa: F401  (the simulator's layer, before set_num_threads starts one)
+from acres_gym.model.threading_layer import use_parallel
 
 NAVIGATION_ID = "acres_gym/RangerOffroadNavigation-v0"
 PATH_ID = "acres_gym/RangerPathFollowing-v2"
@@ -240,6 +243,9 @@ def table(env_id: str, seconds: float, rounds: int) -> list[str]:
     rows = [f"{'case (' + str(ticks) + ' physics ticks per step)':<44}{'steps/s':>12}{'/ ceiling':>11}"]
     for case in cases:
         rows.append(f"{case.name:<44}{case.rate:>12.0f}{case.rate / ceilings[case.n].rate:>11.2f}")
+    used = [f"N = {n} {'parallel' if use_parallel(n) and ceilings[n].sim.kernel_choice.parallel else 'one thread'}"
+            for n in (16, 64)]
+    rows.append(f"kernel the physics ceilings ran at the end (RangerSim.kernel_choice): {', '.join(used)}")
     ended = cases[4].reset_s + cases[5].reset_s
     rows.append(f"{'reset after an episode, median / p95':<44}{_ms(ended)}")
     rows.append(f"{'reset back to back, median / p95':<44}{_ms(back_to_back_resets(env_id, 30))}")

@@ -30,6 +30,8 @@ def test_bench_prints_every_figure_against_its_ceiling(capsys):
             assert ratio == 1.0
     assert re.search(r"reset back to back, median / p95 +[0-9.]+ / [0-9.]+ ms \(30 resets\)", out)
     assert "Numba threads 1" in out
+    assert "kernel the physics ceilings ran at the end (RangerSim.kernel_choice): N = 16 one thread, N = 64 one " \
+        "thread" in out  # (one Numba thread: no parallel kernel)
 
 
 def test_the_physics_ceiling_steps_from_the_environments_states_and_leaves_them_as_they_were(monkeypatch):
