@@ -633,7 +633,7 @@ def _value_range(values, stride):
 @njit(cache=True, nogil=True)
 def _order_statistics(values, ranks):
     """The ``ranks[k]``-th smallest of the finite ``values`` (0 = the smallest) for each k: what
-    ``numpy.partition(values, ranks)[ranks]`` gives, in three passes without the GIL.
+    ``numpy.partition(values, ranks)[ranks]`` gives, in a few linear passes without the GIL.
 
     A histogram of ``ORDER_BINS`` equal bins between the smallest and the largest of about ``ORDER_SAMPLE``
     evenly strided values (all values when those are equal), the values beyond them in the end bins, names
