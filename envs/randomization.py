@@ -156,7 +156,8 @@ class Randomizer:
         self.base_params = load_vehicle(vehicle, overrides=dict(vehicle_overrides or {}), overlay=vehicle_overlay)
         self._base_bytes = np.array([self.base_params]).tobytes()
         self._check_parameter_ranges()
-        self._plans: dict[int | str, PatchPlan | RoughPlan] = {}  # the terrain plans, by slot ("rough": shared)
+        self._rough: RoughPlan | None = None  # the terrain plans, made on first use
+        self._patches: dict[int, PatchPlan] = {}  # by slot
 
     # --- config --------------------------------------------------------------------------------------
     def _resolve(self, config: dict) -> dict:
@@ -346,22 +347,21 @@ class Randomizer:
 
     def _rough_plan(self) -> RoughPlan:
         """The checked grid and octaves of the rough heights (``terrain.rough_plan``), made on first use."""
-        plan = self._plans.get("rough")
-        if plan is None:
+        if self._rough is None:
             t = self.config["terrain"]
-            plan = self._plans["rough"] = rough_plan(t["size_m"], t["cell_m"], t["hill_wavelength_m"],
-                                                     t["bump_wavelength_m"], flat_radius_m=t["flat_radius_m"])
-        return plan
+            self._rough = rough_plan(t["size_m"], t["cell_m"], t["hill_wavelength_m"], t["bump_wavelength_m"],
+                                     flat_radius_m=t["flat_radius_m"])
+        return self._rough
 
     def _patch_plan(self, slot: int) -> PatchPlan:
         """The checked arguments of the surface patches of vehicle ``slot`` (``terrain.patch_plan``; the
         episode soil's surface is the slot's own), made on first use."""
-        plan = self._plans.get(slot)
+        plan = self._patches.get(slot)
         if plan is None:
             t, p, wet = self.config["terrain"], self.config["patches"], self.config["wetness"]
             weights = {self._surface_name(k, slot): w for k, w in p["surfaces"].items()}
-            plan = self._plans[slot] = patch_plan(*grid_axes(t["size_m"], t["cell_m"]), t["cell_m"], self.table,
-                                                  weights, p["scale_m"], None if wet is None else tuple(wet))
+            plan = self._patches[slot] = patch_plan(*grid_axes(t["size_m"], t["cell_m"]), t["cell_m"], self.table,
+                                                    weights, p["scale_m"], None if wet is None else tuple(wet))
         return plan
 
     def _vehicle(self, rng: np.random.Generator, summary: dict[str, Any]) -> np.ndarray:
@@ -399,11 +399,11 @@ class Randomizer:
     def __getstate__(self) -> dict:
         """Pickled without the terrain plans (made again on first use; a pickle of a version without them
         loads the same way)."""
-        return {key: value for key, value in self.__dict__.items() if key != "_plans"}
+        return {key: value for key, value in self.__dict__.items() if key not in ("_rough", "_patches")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._plans = {}
+        self._rough, self._patches = None, {}
 
 
 def _feature(where: str, value: Any, cell_m: float) -> float:

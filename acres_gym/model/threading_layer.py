@@ -155,13 +155,13 @@ class KernelChoice:
         if mode == self._in_use or self._trying == 0:
             self._settled += mode == self._in_use
             return
-        worth = (PARALLEL_WORTH, 1.0) if mode == 1 else (1.0, PARALLEL_WORTH)  # (tried, in use)
-        in_use = worth[1] * _median(self._costs[self._in_use])  # (a try follows calls of the kernel in use)
+        weight = (1.0, PARALLEL_WORTH)  # per kernel (serial, parallel): how its cost counts
+        in_use = weight[self._in_use] * _median(self._costs[self._in_use])  # (a try follows calls of the one in use)
         self._trying -= 1
-        if self._trying > 0 and worth[0] * costs[-1] <= LOSS_TO_STOP_A_TRY * in_use:
+        if self._trying > 0 and weight[mode] * costs[-1] <= LOSS_TO_STOP_A_TRY * in_use:
             return
         self._trying = 0
-        tried = worth[0] * _median(costs)
+        tried = weight[mode] * _median(costs)
         if tried < in_use:
             self._in_use, self._interval_s = mode, PROBE_INTERVAL_S
         elif tried > LOSS_FOR_BACKOFF * in_use:
