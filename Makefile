@@ -1,22 +1,23 @@
 # make run   : create .venv if needed, install the project, run the scripted DBW drive and the
 #              baseline controllers in both environments
-# make test  : create .venv if needed, install the project with its test tools, run the test suite
+# make test  : create .venv if needed, install the project with its test and documentation tools, run the test suite
 # make bench : create .venv if needed, install the project, print the simulator and environment tables
 # make watch : the ULC with pure-pursuit steering driving a path-following episode in a pygame window
+# make docs  : build the documentation site into site/ (mkdocs build --strict)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench validate watch lint clean clean-cache
+.PHONY: run test bench validate watch docs lint clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	# CPU build of torch first, so nothing later pulls a CUDA build.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray]'
+	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray,docs]'
 	# compile the simulator's and every environment's kernels into numba's cache now, so a first run does
 	# not wait for them (about a minute on two cores)
 	$(PY) -m acres_gym.tools.warmup
@@ -40,6 +41,9 @@ validate: $(STAMP)
 watch: $(STAMP)
 	$(PY) -m acres_gym.agents.watch
 
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict
+
 lint: $(STAMP)
 	$(PY) -m ruff check acres_gym envs agents tests train.py
 
@@ -47,4 +51,4 @@ clean-cache:
 	find acres_gym envs agents tests -name '*.nbi' -delete -o -name '*.nbc' -delete
 
 clean: clean-cache
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache
