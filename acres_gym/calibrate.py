@@ -229,8 +229,8 @@ def simulate(log: CalibrationLog, params: np.recarray, terrain=None) -> np.ndarr
 @contextmanager
 def _one_thread():
     """numba on one thread for the enclosed calls: a replay advances its vehicles a few ticks per call (from
-    one message to the next), where starting the thread pool costs more than it gains (5-7 times slower on
-    a busy two-core machine)."""
+    one message to the next), where starting the thread pool costs more than it gains, by far on a busy
+    machine."""
     import numba
 
     threads = numba.get_num_threads()

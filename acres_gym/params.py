@@ -288,8 +288,8 @@ def set_parameters(params: np.record, mapping: Mapping[str, Any], *, all_or_noth
 
     Unknown keys are skipped and reported together in ONE ``UserWarning``; this is what the JSON walk
     of ``load_vehicle`` uses. When both torque-curve lists are given they must have the same length.
-    ``all_or_nothing=False`` writes each value straight into ``params`` instead of into a copy first (30 us
-    less), for a caller that discards the record when this raises.
+    ``all_or_nothing=False`` writes each value straight into ``params`` instead of into a copy first, for a
+    caller that discards the record when this raises.
 
     Returns:
         The unknown keys (empty when all were known).

@@ -7,8 +7,8 @@ Prints one table, measured in one run of this process (random actions, the task'
   as vehicle-steps per second (vehicle-ticks per second / ticks per step); and N = 64 on one thread. The
   loop starts from the vehicles' states in the environment and goes back to them every
   ``PHYSICS_RESTORE_STEPS`` calls (off the clock), and the environment gets them back after the slice: left
-  running for a whole slice, the vehicles drove off their terrain (41 of 64 beyond the grid by the seventh
-  half-second slice), where the physics costs about half as much as on the ground the episodes keep them on;
+  running for a whole slice, the vehicles drive off their terrain, where the physics costs far less than on
+  the ground the episodes keep them on;
 - the single ``RangerEnv``: steps per second with the episodes' resets and without them (the reset time
   taken out of the clock), and the reset time itself: median and 95th percentile of the resets that ended
   the timed episodes (the next episode prepared in the background while the last one ran,

@@ -14,15 +14,14 @@ process.
 Threads: a draw is numpy and jitted kernels between lines of Python, and an environment stepping in a loop holds
 the GIL most of the time. The worker needs the GIL to wake to a job and again after each numpy call or kernel
 that released it (the terrain's two kernels, the vehicle record's derivation, numpy's larger calls), and a
-thread waiting for the GIL gets it only once the switch interval has passed: at Python's default 5 ms a draw
-of about 4 ms of work took 20-25 ms in the background, longer than the path-following task's episodes of
-random actions (15-20 ms), and even at 100 us it took 15-20 ms.
+thread waiting for the GIL gets it only once the switch interval has passed: at Python's default 5 ms, and
+still at 100 us, a draw in the background takes several times its own work, longer than the path-following
+task's episodes of random actions.
 From the submit that queues a draw until the worker is done with it, the interpreter's switch interval is
-``SWITCH_INTERVAL_S`` (20 us, ``sys.setswitchinterval``); the previous one comes back when no draw is queued or
-running (unless the caller changed it meanwhile). Measured on 2 cores, one process per setting: the median
-reset after an episode of random actions 1.5-1.6 ms for path following and speed tracking at 5-20 us, against
-6.2-6.6 and 3.0-3.8 ms at 100 us; steps per second the same or higher (speed tracking 7,550-8,870 at 5-20 us,
-6,800-7,200 at 100 us), and a 64-vehicle vector env no slower.
+``SWITCH_INTERVAL_S`` (``sys.setswitchinterval``); the previous one comes back when no draw is queued or
+running (unless the caller changed it meanwhile). A short interval makes the reset after a short episode
+wait far less for its draw, and costs the stepping thread nothing measurable (the figures at each interval
+and the command that measures them: ``docs/performance.md``).
 
 Memory: at most ``max_pending`` prepared episodes (one per vehicle at most; a new submit for a vehicle
 replaces its old one), each about one terrain grid (20 bytes a grid point: 1.8 MB for the 300 m grid at 1 m),
@@ -114,8 +113,9 @@ def beside(fn: Callable[..., Any], *args: Any) -> Future:
     In the worker of a batch of several vehicles (``Pregenerator(parts_inline=True)``) the part runs at once, in
     the worker (the future is done on return): their resets are spread over the steps, none waits for its
     draw, and a third thread would only add hand-offs of the GIL to the steps (a 64-vehicle vector env with
-    resets stepped 4 % faster without it). Once a caller blocks on a draw that is not done (a reset that came
-    before its draw, ``Pregenerator.wait``), nothing steps meanwhile and the parts go to the side thread again.
+    resets steps faster without it, ``docs/performance.md``). Once a caller blocks on a draw that is not done
+    (a reset that came before its draw, ``Pregenerator.wait``), nothing steps meanwhile and the parts go to the
+    side thread again.
     A single vehicle's next reset may come before its background draw is done (episodes of random actions last
     tens of milliseconds), so its worker keeps the side thread."""
     if getattr(_worker, "parts_inline", False) and _Waiting.count == 0:

@@ -2,9 +2,9 @@
 
 A reset draws its terrain into a few dozen arrays of 0.4-2 MB each (300 m grid at 1 m). With glibc's default
 settings, arrays that large are mapped from the kernel on allocation and handed back when freed (or the heap is
-trimmed), so every draw faults its pages in afresh: on the 2-core machine the figures in the README come from, a cold
-reset of path following faulted in about 730 pages, 4.2 ms of its 8.8 ms (4.6 ms and 0.55 faults with the
-settings below), and the background draws that share the cores with a vector env's physics paid the same.
+trimmed), so every draw faults its pages in afresh, a large part of a cold reset, and the background draws that
+share the cores with a vector env's physics pay the same (the figures, and the command that compares the two
+settings with ``ACRES_GYM_MALLOC=default``: ``docs/performance.md``).
 
 This module, imported by the terrain generators, sets glibc's ``M_MMAP_THRESHOLD`` to ``MMAP_THRESHOLD_BYTES``
 (arrays up to that size come from the heap, where freed memory is reused) and ``M_TRIM_THRESHOLD`` to

@@ -4,22 +4,17 @@ The parallel kernel (``model.tick.run_ticks``) runs on Numba's threading layer.
 With GNU OpenMP, the layer Numba picks by default where it is present, a process that has run a parallel
 kernel cannot ``fork()`` safely (``gymnasium``'s ``AsyncVectorEnv`` and ``multiprocessing`` with the fork start
 method then fail), and on a loaded machine its spinning threads make short calls many times slower than one
-thread (measured under load with 8 other jobs on 2 cores: 64 vehicles x 6 ticks 30 ms with OpenMP against 5.7
-ms on one thread). This module selects the ``forksafe`` layer when it is imported, before any parallel kernel
+thread. This module selects the ``forksafe`` layer when it is imported, before any parallel kernel
 runs, unless the user chose a layer with ``NUMBA_THREADING_LAYER``: TBB where it loads, else Numba's own
 ``workqueue``. Both are safe to fork.
 
 TBB comes with the project (the ``tbb`` package on x86-64 Linux). Its workers steal work from each other, so
 a kernel whose threads share the cores with other work (an episode drawn in the background, another process)
 finishes with the threads that got the cores; ``workqueue`` hands each thread a fixed share and waits for the
-slowest. Measured on 2 shared cores (``python -m acres_gym.envs.bench``, two runs per layer, alternating): the
-physics of 64 vehicles 103,600-104,400 vehicle-steps/s on TBB against 60,100-69,200 on ``workqueue`` (one
-thread: 54,700-59,200), of 16 vehicles 88,000-95,200 against 29,500-37,200; the 64-vehicle vector env with
-resets 52,200-54,000 against 29,900-33,400. ``python -m acres_gym.tools.bench --quick`` on the same machine: a
-64-vehicle call of 6 ticks 2.08-2.14x the one-vehicle rate on TBB, 1.14x on ``workqueue``, whose empty call
-(``step(0)``) took 87 us against 10-11 us. The ``tbb`` wheel puts its library in the environment's ``lib``
-directory, where Numba's own lookup (the library's name alone) does not search; ``_load_tbb`` loads it by its
-path first, and Numba's lookup then finds it loaded.
+slowest, and its empty call costs more (the figures and the commands that compare the layers:
+``docs/performance.md``, "Figures behind the design choices"). The ``tbb`` wheel puts its library in the
+environment's ``lib`` directory, where Numba's own lookup (the library's name alone) does not search;
+``_load_tbb`` loads it by its path first, and Numba's lookup then finds it loaded.
 ``workqueue`` is not thread-safe: without TBB, step one simulator per thread at most.
 
 Which kernel a call runs: batches below ``PARALLEL_MIN_VEHICLES`` run on the calling thread; larger ones on the
@@ -74,10 +69,9 @@ else:
     TBB_PATH = None
 
 PARALLEL_MIN_VEHICLES = 16
-"""Batches smaller than this run on the calling thread. On TBB, with 4 busy processes beside it on 2 cores, a
-batch of 2, 8 and 32 vehicles ran 0.91, 0.90 and 0.96 times as fast in parallel as on one thread, 16 and 64
-1.00 and 1.12 times (on an idle machine 1.4-1.8 times at every size); on ``workqueue`` small batches lose more
-(0.41 times at 2 vehicles under that load). ``python -m acres_gym.tools.bench`` prints both kernels."""
+"""Batches smaller than this run on the calling thread: with busy processes beside it, the parallel kernel gains
+nothing on small batches and loses on the smallest (more on ``workqueue``), while on an idle machine it gains
+at every size. ``python -m acres_gym.tools.bench`` prints both kernels (``docs/performance.md``)."""
 
 
 def use_parallel(n_vehicles: int) -> bool:
@@ -97,8 +91,8 @@ PROBE_CALLS = 3
 PARALLEL_WORTH = 1.3
 """The parallel kernel is used only while it advances a batch at least this many times as fast as one thread:
 below that its second thread's core does more for the machine elsewhere (a background draw, another process).
-Two processes stepping 64 vehicles each on 2 cores, each measuring only its own calls, kept the parallel kernel
-at an even ratio and ran at 81,000-85,000 vehicle-steps/s each, against 119,000-121,000 each on one thread."""
+Two processes stepping 64 vehicles each on 2 cores, each measuring only its own calls, see the parallel kernel
+at an even ratio, yet both run slower on it than each would on one thread (``docs/performance.md``)."""
 LOSS_TO_STOP_A_TRY = 3.0
 """A tried call this many times as costly as the median of the kernel in use ends its try at once (a loss)."""
 
@@ -106,17 +100,16 @@ LOSS_TO_STOP_A_TRY = 3.0
 class KernelChoice:
     """Which kernel the calls of one simulator use, chosen by measuring both on the machine as it is now.
 
-    On an idle machine the parallel kernel advances a batch 1.4-1.8 times as fast as one thread, but when other
-    processes keep the cores busy its threads wait for each other: measured with busy processes beside it on 2
-    cores, 64 vehicles ran at 0.54 times the one-thread rate with one of them and 0.08 times with two. So the
-    calls use one kernel, time themselves (``time.perf_counter``, the cost per vehicle-tick) and every
-    ``PROBE_INTERVAL_S`` (and after ``PROBE_CALLS`` calls of the kernel in use at least) run ``PROBE_CALLS``
-    calls on the other kernel; whichever has the lower median cost of its last ``PROBE_CALLS`` calls is used
-    until the next try, the parallel kernel's cost counted ``PARALLEL_WORTH`` times (it takes a second core).
-    A kernel that lost by more than ``LOSS_FOR_BACKOFF`` times is tried half as often each time (up to
-    ``MAX_PROBE_INTERVAL_S``), and a tried call ``LOSS_TO_STOP_A_TRY`` times as costly as the kernel in use ends
-    its try at once, so trying costs a few percent at most. The parallel kernel comes first. Both kernels give
-    the same values bit for bit: the choice never changes a result, only its wall time.
+    On an idle machine the parallel kernel advances a batch faster than one thread, but when other processes keep
+    the cores busy its threads wait for each other, and it falls far behind one thread (the figures:
+    ``docs/performance.md``). So the calls use one kernel, time themselves (``time.perf_counter``, the cost per
+    vehicle-tick) and every ``PROBE_INTERVAL_S`` (and after ``PROBE_CALLS`` calls of the kernel in use at least) run
+    ``PROBE_CALLS`` calls on the other kernel; whichever has the lower median cost of its last ``PROBE_CALLS`` calls
+    is used until the next try, the parallel kernel's cost counted ``PARALLEL_WORTH`` times (it takes a second
+    core). A kernel that lost by more than ``LOSS_FOR_BACKOFF`` times is tried half as often each time (up to
+    ``MAX_PROBE_INTERVAL_S``), and a tried call ``LOSS_TO_STOP_A_TRY`` times as costly as the kernel in use ends its
+    try at once, so trying costs a few percent at most. The parallel kernel comes first. Both kernels give the same
+    values bit for bit: the choice never changes a result, only its wall time.
 
     ``clock`` (default ``time.perf_counter``) is the time in seconds the calls and tries are measured with."""
 

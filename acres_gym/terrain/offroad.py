@@ -435,9 +435,8 @@ def _search(height, lim_h, lim_l, blocked, cell, sj, si, tj, ti, margin, max_sid
     and ``need_l`` (the step into a cell needs L). Returns True when the target was reached.
     ``dist``, ``pred`` and ``need_l`` are C-contiguous (``route`` allocates them).
 
-    Bit-identical to ``_search_heap`` (heapq of (time, flat index) with lazy deletion), only faster: median
-    1.26 against 3.45 ms over 300 drawn off-road route grids (151 x 151 cells), 2.2 against 5.5 ms when the
-    goal is walled in and the search covers the grid. How:
+    Bit-identical to ``_search_heap`` (heapq of (time, flat index) with lazy deletion), only faster (the figures
+    and the command that compares the two: ``docs/performance.md``). How:
 
     - the queue pops the same cells in the same order: the least (time, flat index) first. Every step
       takes at least ``smin`` > 0 s, so a cell's time ``d + step`` lands in a later bucket of width
