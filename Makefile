@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray,docs]'
 	# compile the simulator's and every environment's kernels into numba's cache now, so a first run does
-	# not wait for them (about a minute on two cores)
+	# not wait for them
 	$(PY) -m acres_gym.tools.warmup
 	touch $(STAMP)
 

@@ -504,8 +504,8 @@ FRONT_RING_TOLERANCE = 0.005
 
 class _FieldValues:
     """A parameter record's fields read once (``item()``), as Python values by attribute or by name: what
-    the checks and derivations of ``finalize_parameters`` read (a record's field access costs about a
-    microsecond each, the whole record one call)."""
+    the checks and derivations of ``finalize_parameters`` read (each field access of a record is a call
+    into numpy; the whole record is one, ``docs/performance.md``)."""
 
     __slots__ = ("_values",)
 

@@ -48,9 +48,9 @@ _KERNELS_READY = False
 
 def _compile_kernels(sim: RangerSim) -> None:
     """Once per process, before the first reset: loads the physics kernels, compiling them if numba's cache
-    does not hold them yet (the first use after installing or changing the model, about a minute on two
-    cores), which ``acres_gym.compile_notice`` announces on stderr with the time it took (``ACRES_GYM_QUIET=1``
-    silences it). The kernels run zero ticks on copies, so nothing of ``sim`` changes."""
+    does not hold them yet (the first use after installing or changing the model), which
+    ``acres_gym.compile_notice`` announces on stderr with the time it took (``ACRES_GYM_QUIET=1`` silences it).
+    The kernels run zero ticks on copies, so nothing of ``sim`` changes."""
     global _KERNELS_READY
     if _KERNELS_READY:
         return

@@ -8,8 +8,8 @@ over the N axis in a few jitted passes (the body motion and the reports come wri
 conditions and step measures (``_status``), the built-in reward terms (``acres_gym.envs.rewards``), the
 episode's sums (``_accumulate``) and the observation
 (``acres_gym.envs.observations``); the actions are decoded in numpy and written by one pass
-(``acres_gym.envs.actions``). Each pass takes whole arrays (a numba call costs about a third of a microsecond
-per array argument): the step's measures, end conditions, sums and flags are rows of one array each, with
+(``acres_gym.envs.actions``). Each pass takes whole arrays (a numba call has a cost per array argument, so few
+arguments carry many values): the step's measures, end conditions, sums and flags are rows of one array each, with
 name -> row views (``stats``, ``flags``) for Python. Vehicles are independent: vehicle ``i`` of a batch
 computes exactly what a batch of one computes for the same seeds and actions.
 
