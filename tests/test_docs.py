@@ -4,6 +4,7 @@ generated from the registered environments' docstrings, and the README's links a
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -36,7 +37,7 @@ def _ids() -> list[str]:
 def _build(config: Path, site: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
 
 
 def test_site_builds_strict_with_every_id(tmp_path):
