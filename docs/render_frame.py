@@ -1,4 +1,4 @@
-"""Draw the README's frame of the debug view (docs/debug_view.png) and time the renderer at 640 x 480.
+"""Draw the documentation's frame of the debug view (docs/debug_view.png) and time the renderer at 640 x 480.
 
     python docs/render_frame.py [--out docs/debug_view.png] [--frames 300]
 

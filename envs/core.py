@@ -408,8 +408,8 @@ class RangerBatch:
         kin_before = self.frame.kinematics  # a new frame replaces this array
 
         # While an episode is drawn in the background, the physics runs on this thread without the GIL and the
-        # draw on the other core; Numba's threads beside the draw's thread would share the cores with it (README,
-        # "Resets").
+        # draw on the other core; Numba's threads beside the draw's thread would share the cores with it
+        # (docs/architecture.md, the draw).
         self.sim.step(self.ticks_per_step, serial=drawing())
 
         clear_sent(cmd, subsystems=())  # the gear event counts once; the messages are re-sent every step
