@@ -244,6 +244,9 @@ def locate(path: str | Path) -> RunFiles:
     if model.is_dir():
         model = model / MODEL
     if not model.is_file():
+        if (model.parent / MANIFEST).is_file():  # a save interrupted before the model was in place says so
+            check_complete(RunFiles(model, model.parent / CONFIG, model.parent / NORMALIZER, model.parent / STATE,
+                                    model.parent / REPLAY_BUFFER, model.parent / MANIFEST, model.parent))
         raise RunFileError(f"no such model: {path} (expected a train.py run's model.zip or a checkpoint directory)")
     folder = model.parent
     legacy = LEGACY_CHECKPOINT.fullmatch(model.name)

@@ -191,6 +191,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
     try:
         return train(args, parser, where)
     except KeyboardInterrupt:
+        if "monitor" in where:
+            where["monitor"].on_training_end()  # the progress bar's last line before the message
         parser.exit(130, interrupted(parser.prog, where) + "\n")
 
 
@@ -275,7 +277,8 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
     history = state["history"] if exact else training.new_history()
     clock = training.TrainClock(offset=history["train_s"] if exact else 0.0)
     evaluation = training.PeriodicEvaluation(cfg["eval_every_steps"], evaluate_policy, baseline, metric, clock, history)
-    callbacks = [training.TrainingMonitor(metric, clock, history), evaluation]
+    where["monitor"] = training.TrainingMonitor(metric, clock, history)
+    callbacks = [where["monitor"], evaluation]
     if cfg["checkpoint_every_steps"]:
         callbacks.append(training.RunCheckpoint(cfg["checkpoint_every_steps"], out, clock, history,
                                                 cfg["keep_checkpoints"]))
