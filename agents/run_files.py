@@ -291,8 +291,13 @@ def warn_if_untrusted(path: Path) -> None:
 
 
 def _first_line(exc: BaseException) -> str:
+    """The exception's type and the first sentence of its message (torch's advice to load the file with
+    ``weights_only=False``, i.e. to run its code, is not passed on)."""
     text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+    if not text:
+        return type(exc).__name__
+    sentence = text.splitlines()[0].split(". ")[0].rstrip(".")
+    return f"{type(exc).__name__}: {sentence[:160]}"
 
 
 def check_complete(files: RunFiles) -> None:
