@@ -13,7 +13,8 @@ A run directory (``train.py``, ``acres-train``)::
 **Writing.** A checkpoint is written whole into ``checkpoints/.step_<steps>.partial/`` (every file, then its
 ``run_files.json``) and renamed to ``step_<steps>`` when complete: a directory rename is atomic, so at any
 moment of an interrupt ``checkpoints/`` holds the previous complete checkpoints and no half one (the hidden
-partial directory is removed on the way out, or by the next save after a kill). Older checkpoints are removed
+partial directory is removed on the way out, ``clear_leftovers`` after an interrupt, or the next save after a
+kill). Older checkpoints are removed
 (renamed aside, then deleted) only after a newer one is complete, keeping the newest ``keep``. The run's own
 files are the newest checkpoint's, put in place one by one (hard links, else copies) between two writes of
 ``run_files.json``: the first says the files are being replaced, the last lists them with their SHA-256. A run
@@ -137,10 +138,18 @@ def _write_replacing(path: Path, writer: Callable[[Path], None]) -> None:
 
 
 def _clear_leftovers(folder: Path) -> None:
-    """Hidden partial or half-removed directories and files left by a killed process."""
+    """Hidden partial or half-removed directories and files left by an interrupted save."""
     for path in folder.glob(".*"):
         if path.name.endswith((".partial", ".removing", ".replaced")):
             _remove(path)
+
+
+def clear_leftovers(run_dir: Path) -> None:
+    """What an interrupted save left in a run directory and its checkpoints (never a complete checkpoint or a
+    file of the run: only the hidden partial, replaced and half-removed names of this module)."""
+    for folder in (Path(run_dir), Path(run_dir) / CHECKPOINTS):
+        if folder.is_dir():
+            _clear_leftovers(folder)
 
 
 def checkpoint_steps(path: Path) -> int | None:

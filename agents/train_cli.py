@@ -193,6 +193,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
     except KeyboardInterrupt:
         if "monitor" in where:
             where["monitor"].on_training_end()  # the progress bar's last line before the message
+        if where.get("out") is not None:
+            run_files.clear_leftovers(where["out"])  # e.g. a checkpoint half removed when the interrupt came
         parser.exit(130, interrupted(parser.prog, where) + "\n")
 
 

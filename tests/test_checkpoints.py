@@ -129,12 +129,12 @@ def test_an_interrupt_at_every_step_of_a_save_leaves_the_previous_checkpoint(ref
         found = INTERRUPTED.search(lines[0])
         assert found, lines[0]
         named = Path(found.group(2))
-        # the checkpoints directory: complete checkpoints only (leftovers of the save are hidden names), the
-        # newest one named
+        # the checkpoints directory: complete checkpoints only, the newest one named; nothing half written or
+        # half removed left beside them or in the run directory
         complete = run_files.checkpoints(run)
         assert complete and named == complete[-1], (interrupter.fired, lines[0], complete)
-        for entry in (run / "checkpoints").iterdir():
-            assert entry in complete or entry.name.startswith("."), (interrupter.fired, entry)
+        assert sorted((run / "checkpoints").iterdir()) == complete, interrupter.fired
+        assert not [e.name for e in run.iterdir() if e.name.startswith(".")], interrupter.fired
         for checkpoint in complete:
             assert_complete(checkpoint)
         steps = int(named.name.split("_")[1])
@@ -189,6 +189,7 @@ def test_sigint_ends_training_with_the_checkpoint_to_resume_from(tmp_path):
     complete = run_files.checkpoints(run)
     assert named == complete[-1] and int(found.group(1)) >= int(named.name.split("_")[1]) >= 512
     assert len(complete) <= 3  # keep_checkpoints defaults to 3
+    assert sorted((run / "checkpoints").iterdir()) == complete  # nothing half written or half removed
     for checkpoint in complete:
         assert_complete(checkpoint)
 
