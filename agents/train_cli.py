@@ -177,7 +177,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
     parser.add_argument("--total-steps", "--total-timesteps", dest="total_steps", type=int, default=None,
                         help="the run's total environment steps (a resumed run continues up to it)")
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--out", default=None, help="run directory (default runs/<config>_seed<seed>)")
+    parser.add_argument("--out", default=None, help="run directory (default runs/<config>_seed<seed>, runs being "
+                                                     "$ACRES_GYM_RUNS when set)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a config value by dotted key, e.g. env_config.max_episode_s=20 or "
                              "algo_kwargs.learning_rate=1e-4 (repeatable)")
@@ -209,7 +210,8 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
             if resume and previous.get(key) != cfg[key]:
                 raise RunError(f"--resume {args.resume}: trained with {key} {previous.get(key)}, "
                                f"the config asks for {cfg[key]}")
-        where["resume"] = resume.model.parent if resume else None
+        if resume:  # what an interrupt before the first checkpoint names: a checkpoint directory or the model
+            where["resume"] = resume.model.parent if resume.manifest is not None else resume.model
         # every file resumed from is read before the run directory is touched (the model needs the env: step 3)
         try:
             state = run_files.load_state(resume, training.STATE_VERSION) if resume else None
