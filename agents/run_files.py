@@ -71,6 +71,10 @@ class RunFileError(ValueError):
     """A run file that is missing, damaged or inconsistent (printed as one line, exit status 2)."""
 
 
+class MissingModel(RunFileError, FileNotFoundError):
+    """No model at the path given."""
+
+
 # --- the file-system steps of a save (each one a point an interrupt may fall on) ---------------------------
 
 def _fsync(path: Path) -> None:
@@ -256,7 +260,7 @@ def locate(path: str | Path) -> RunFiles:
         if (model.parent / MANIFEST).is_file():  # a save interrupted before the model was in place says so
             check_complete(RunFiles(model, model.parent / CONFIG, model.parent / NORMALIZER, model.parent / STATE,
                                     model.parent / REPLAY_BUFFER, model.parent / MANIFEST, model.parent))
-        raise RunFileError(f"no such model: {path} (expected a train.py run's model.zip or a checkpoint directory)")
+        raise MissingModel(f"no model at {path} (no such model.zip or checkpoint directory of a train.py run)")
     folder = model.parent
     legacy = LEGACY_CHECKPOINT.fullmatch(model.name)
     if legacy and folder.name == CHECKPOINTS:
