@@ -7,7 +7,7 @@ A run directory (``train.py``, ``acres-train``)::
     runs/<run>/model.zip                  the model (stable-baselines3 format)
     runs/<run>/vecnormalize.pkl           the observation normaliser (when the run normalises)
     runs/<run>/state.pkl                  the rest of the training state (``--resume``); SAC: state.replay_buffer.pkl
-    runs/<run>/run_files.json             which checkpoint those files are, with their SHA-256
+    runs/<run>/run_files.json             which checkpoint those files are, with their sizes and SHA-256
     runs/<run>/checkpoints/step_<steps>/  a complete checkpoint: the same files (config.yaml included)
 
 **Writing.** A checkpoint is written whole into ``checkpoints/.step_<steps>.partial/`` (every file, then its
@@ -60,7 +60,8 @@ MANIFEST = "run_files.json"
 MANIFEST_FORMAT = 1
 MODEL, NORMALIZER, STATE, CONFIG = "model.zip", "vecnormalize.pkl", "state.pkl", "config.yaml"
 REPLAY_BUFFER = "state.replay_buffer.pkl"
-SAVED = (MODEL, NORMALIZER, STATE, REPLAY_BUFFER)  # the files a save writes and the manifest hashes
+SAVED = (MODEL, NORMALIZER, STATE, REPLAY_BUFFER)  # the files a save writes and the manifest lists
+SIZE_ONLY = (REPLAY_BUFFER,)  # SAC's replay buffer (up to gigabytes, and never read to act): its size, no SHA-256
 STEP_DIR = re.compile(r"step_(\d+)")
 LEGACY_CHECKPOINT = re.compile(r"model_(\d+)_steps\.zip")  # the flat checkpoint names of older runs
 
@@ -185,9 +186,11 @@ def write_checkpoint(run_dir: Path, steps: int, writers: Mapping[str, Callable[[
     try:
         for name, writer in writers.items():
             _write(partial / name, writer)
-        files = {name: sha256(partial / name) for name in SAVED if (partial / name).is_file()}
-        _write(partial / MANIFEST, _json_writer({"format": MANIFEST_FORMAT, "complete": True, "steps": int(steps),
-                                                "files": files}))
+        saved = [name for name in SAVED if (partial / name).is_file()]
+        _write(partial / MANIFEST, _json_writer({
+            "format": MANIFEST_FORMAT, "complete": True, "steps": int(steps),
+            "files": {name: sha256(partial / name) for name in saved if name not in SIZE_ONLY},
+            "bytes": {name: (partial / name).stat().st_size for name in saved}}))
         if final.exists():  # a run resumed from an earlier checkpoint passes this step again
             _rename(final, replaced)
         _rename(partial, final)
@@ -329,11 +332,14 @@ def check_complete(files: RunFiles) -> None:
         where = files.manifest.parent / str(manifest.get("checkpoint", CHECKPOINTS))
         raise RunFileError(f"{files.manifest.parent}: its files were being replaced when a save was interrupted; "
                            f"use the complete checkpoint {where}")
-    for name, digest in listed.items():
+    sizes = manifest.get("bytes", {}) if isinstance(manifest.get("bytes"), dict) else {}
+    for name in {**listed, **sizes}:
         path = files.manifest.parent / name
         if not path.is_file():
             raise RunFileError(f"{path} is missing (listed in {files.manifest})")
-        if sha256(path) != digest:
+        if name in sizes and path.stat().st_size != sizes[name]:
+            raise RunFileError(f"{path} differs from the file saved (its size is not the one in {files.manifest})")
+        if name in listed and sha256(path) != listed[name]:
             raise RunFileError(f"{path} differs from the file saved (its SHA-256 is not the one in {files.manifest})")
 
 

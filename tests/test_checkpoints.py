@@ -227,5 +227,17 @@ def test_older_checkpoints_go_only_once_a_newer_one_is_complete(tmp_path, monkey
     (run / "checkpoints" / ".step_9.partial").mkdir()
     (run / "checkpoints" / ".step_9.partial" / "model.zip").write_bytes(b"half")
     assert [p.name for p in run_files.checkpoints(run)] == ["step_2", "step_3"]
-    run_files.write_checkpoint(run, 5, writers(5), keep=1)
+    last = {**writers(5), run_files.REPLAY_BUFFER: lambda p: p.write_bytes(b"replay" * 100)}
+    run_files.write_checkpoint(run, 5, last, keep=1)
     assert sorted(os.listdir(run / "checkpoints")) == ["step_5"]
+    # its file list: SHA-256 of each file, the size only of the replay buffer
+    checkpoint = run_files.locate(run / "checkpoints" / "step_5")
+    run_files.check_complete(checkpoint)
+    (checkpoint.state).write_bytes(b"state 6")  # the same size
+    with pytest.raises(run_files.RunFileError, match=r"state.pkl differs from the file saved \(its SHA-256"):
+        run_files.check_complete(checkpoint)
+    (checkpoint.state).write_bytes(b"state 5")
+    run_files.check_complete(checkpoint)
+    (checkpoint.replay_buffer).write_bytes(b"replay" * 50)
+    with pytest.raises(run_files.RunFileError, match=r"replay_buffer.pkl differs from the file saved \(its size"):
+        run_files.check_complete(checkpoint)
