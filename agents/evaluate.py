@@ -200,10 +200,14 @@ def main(argv: list[str] | None = None) -> None:
         env_id = args.env or run_config_of(args.model)["env_id"]
         entries["learned"] = (factory, mode)
     elif args.model:
+        from acres_gym.agents.run_files import RunFileError
         from acres_gym.agents.sb3_models import load_run_config, load_run_policy
 
-        factory, mode, config = load_run_policy(args.model)
-        env_id = args.env or load_run_config(args.model)["env_id"]
+        try:  # missing, damaged or half-saved run files: one line, exit status 2
+            factory, mode, config = load_run_policy(args.model)
+            env_id = args.env or load_run_config(args.model)["env_id"]
+        except RunFileError as exc:
+            parser.exit(2, f"{parser.prog}: error: --model: {exc}\n")
         entries["learned"] = (factory, mode)
     names = NAVIGATION_BASELINES if "Navigation" in env_id else ("ulc_pure_pursuit", "pedal_pid")
     entries = {**{name: baseline_entry(name) for name in names}, **entries}

@@ -30,8 +30,10 @@ when the run normalised its observations) and writes two files to ``--out``:
 
 After writing, the export runs the files through the runtime on 200 observations of the environment
 (seeded random actions) and compares the actions with the model's (``check`` in the manifest); a
-difference above 1e-5 is an error. A missing model, a run without its ``config.yaml``, or a model whose
-spaces differ from its environment's stop with a one-line message and exit status 2.
+difference above 1e-5 is an error. A missing model, a run without its ``config.yaml``, a run whose config
+normalised observations without its ``vecnormalize.pkl``, a damaged run file (``acres_gym.agents.run_files``)
+or a model whose spaces differ from its environment's stop with a one-line message and exit status 2. Run
+files are code (pickles): export only runs you trust; one outside your runs directory gets a warning.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ import numpy as np
 import torch
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
-from acres_gym.agents.sb3_models import SB3Policy, algorithm_class, load_run_config, load_run_normalizer
+from acres_gym.agents import run_files
+from acres_gym.agents.sb3_models import SB3Policy
 from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE
 from acres_gym.dbw.command import COMMAND_MODES, make_commands
 from acres_gym.deploy import COMMAND_MESSAGES, MANIFEST_FORMAT, PolicyRuntime, command_unit, command_value
@@ -219,16 +222,13 @@ def build_manifest(config: dict, batch, normalizer, model_path: Path, rng: np.ra
 def export(model_path: str | Path, out: str | Path) -> dict:
     """Write ``policy.onnx`` and ``manifest.json`` of a ``train.py`` run to ``out``; returns the manifest."""
     model_path = Path(model_path)
-    config = load_run_config(model_path)
-    for key in ("algo", "env_id"):
-        if key not in config:
-            raise ValueError(f"{model_path.parent / 'config.yaml'}: key {key!r} is missing (not a train.py run?)")
+    files, config = run_files.load_run(model_path)  # missing, damaged or half-saved run files: RunFileError
+    normalizer = run_files.load_normalizer(files, config)  # required when the config normalised observations
     env, batch = _env_of_run(config)
-    model = algorithm_class(config["algo"]).load(str(model_path), device="cpu")
+    model = run_files.load_model(files, config["algo"], device="cpu")
     if model.observation_space != batch.observation_space or model.action_space != batch.action_space:
         raise ValueError(f"{model_path}: the model's observation or action space differs from its environment's "
                          f"({config['env_id']} with the run's config)")
-    normalizer = load_run_normalizer(model_path)
     manifest = build_manifest(config, batch, normalizer, model_path, np.random.default_rng(0))
     observations = sample_observations(env, CHECK_OBSERVATIONS)
     env.close()

@@ -11,7 +11,7 @@ arguments raise ``ValueError`` naming them.
 default) for single or batched observations; ``normalizer`` is the ``VecNormalize`` the model was trained
 behind, or None: the policy normalises with a frozen copy of its statistics (``frozen_normalizer``), so
 the training normaliser stays as it was (evaluations during training). ``load_run_policy(model_path)`` loads what
-``train.py`` saved in a run directory (model, normaliser, resolved config).
+``train.py`` saved in a run directory (model, normaliser, resolved config) through ``acres_gym.agents.run_files``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from stable_baselines3 import PPO, SAC
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecNormalize
@@ -156,48 +155,30 @@ class SB3Policy:
         return lambda _venv: policy
 
 
-def _run_files(model_path: Path) -> tuple[Path, Path]:
-    """(config.yaml, normaliser) of a run's ``model.zip``, or of a checkpoint ``checkpoints/model_<steps>_steps.zip``
-    (the run's config.yaml and ``model_vecnormalize_<steps>_steps.pkl``)."""
-    import re
-
-    steps = re.fullmatch(r"model_(\d+)_steps\.zip", model_path.name)
-    if steps and model_path.parent.name == "checkpoints":
-        return (model_path.parent.parent / "config.yaml",
-                model_path.parent / f"model_vecnormalize_{steps.group(1)}_steps.pkl")
-    return model_path.parent / "config.yaml", model_path.parent / "vecnormalize.pkl"
-
-
 def load_run_config(model_path: str | Path) -> dict:
     """The resolved training config saved beside a ``model.zip`` by ``train.py`` (its ``config.yaml``; for a
-    checkpoint, the run's)."""
-    model_path = Path(model_path)
-    if not model_path.is_file():
-        raise FileNotFoundError(f"no model at {model_path} (expected the model.zip of a train.py run)")
-    config_path = _run_files(model_path)[0]
-    if not config_path.is_file():
-        raise FileNotFoundError(f"{config_path} is missing: a train.py run saves it beside model.zip")
-    return yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    checkpoint, its copy). Missing or damaged run files raise ``RunFileError`` (``acres_gym.agents.run_files``)."""
+    from acres_gym.agents import run_files
+
+    return run_files.load_run(model_path)[1]
 
 
 def load_run_normalizer(model_path: str | Path) -> VecNormalize | None:
-    """The observation normaliser saved beside a run's ``model.zip`` (``vecnormalize.pkl``) or a checkpoint
-    (``model_vecnormalize_<steps>_steps.pkl``), or None."""
-    path = _run_files(Path(model_path))[1]
-    if not path.exists():
-        return None
-    import pickle
+    """The observation normaliser saved beside a run's ``model.zip`` (``vecnormalize.pkl``) or in a checkpoint,
+    or None when the run has none; an error when the run's config asks for one that is missing."""
+    from acres_gym.agents import run_files
 
-    with open(path, "rb") as f:
-        return pickle.load(f)
+    files, config = run_files.load_run(model_path)
+    return run_files.load_normalizer(files, config)
 
 
 def load_run_policy(model_path: str | Path):
-    """``(policy factory, action mode, env config)`` of a model saved by ``train.py``: ``model.zip`` with
-    ``vecnormalize.pkl`` (if any) and ``config.yaml`` in the same directory, or a checkpoint
-    ``checkpoints/model_<steps>_steps.zip`` with its ``model_vecnormalize_<steps>_steps.pkl``."""
-    config = load_run_config(model_path)
-    model = algorithm_class(config["algo"]).load(str(model_path), device="cpu")
-    normalizer = load_run_normalizer(model_path)
+    """``(policy factory, action mode, env config)`` of a model saved by ``train.py``: a run's ``model.zip``
+    or a checkpoint (``checkpoints/step_<steps>``), read by ``acres_gym.agents.run_files``."""
+    from acres_gym.agents import run_files
+
+    files, config = run_files.load_run(model_path)
+    model = run_files.load_model(files, config["algo"], device="cpu")
+    normalizer = run_files.load_normalizer(files, config)
     env_config = load_config(config.get("env_config"))
     return SB3Policy.factory(model, normalizer), env_config.get("action_mode"), env_config

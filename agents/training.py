@@ -8,13 +8,15 @@
   the evaluation seeds; the first evaluation that beats the baseline (``beats``) is remembered with its
   steps and wall time. It runs between rollouts on a frozen copy of the observation normaliser and
   restores every random generator afterwards, so it never changes what is learned.
-- ``RunCheckpoint`` and ``save_run_state`` / ``load_run_state``: a checkpoint taken between two PPO
-  updates holds everything an uninterrupted run would carry on with: the model (parameters, optimiser,
-  last observation, counters), the observation normaliser with its running returns, the training
-  environment itself (every vehicle mid-episode and its episode generator, pickled), the torch, numpy,
-  Python and action-space generators, and the history of the curves. ``train.py --resume`` from it
-  continues bit for bit (``tests/test_train_resume.py``). For SAC the replay buffer is saved too
-  (``replay_buffer.pkl``, large).
+- ``RunCheckpoint``, ``save_checkpoint`` and ``save_run``: a checkpoint taken between two PPO updates holds
+  everything an uninterrupted run would carry on with: the model (parameters, optimiser, last observation,
+  counters), the observation normaliser with its running returns, the training environment itself (every
+  vehicle mid-episode and its episode generator, pickled), the torch, numpy, Python and action-space
+  generators, and the history of the curves. ``train.py --resume`` from it continues bit for bit
+  (``tests/test_train_resume.py``). For SAC the replay buffer is saved too (``state.replay_buffer.pkl``,
+  large). Each checkpoint is a directory ``checkpoints/step_<steps>/`` written whole and renamed when
+  complete, the newest ``keep_checkpoints`` kept; the run's own ``model.zip`` ... are the final checkpoint's
+  (``acres_gym.agents.run_files``).
 - ``TrainClock``: training wall time, with the evaluations left out.
 - ``write_report``: ``report.json``, ``learning_curve.png``, ``evaluation.png`` and ``report.md``.
 
@@ -45,6 +47,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
+from acres_gym.agents import run_files
 from acres_gym.envs.config import plain
 
 TASK_METRICS = {"speed_tracking": "speed_rmse_mps", "path_following": "lateral_rmse_m",
@@ -241,13 +244,13 @@ class PeriodicEvaluation(BaseCallback):
 
 
 class RunCheckpoint(BaseCallback):
-    """An exact checkpoint (``save_run_state``) every ``every_steps``, taken between two updates, as
-    ``checkpoints/model_<steps>_steps.zip`` with its ``model_vecnormalize_<steps>_steps.pkl`` and
-    ``model_state_<steps>_steps.pkl``."""
+    """An exact checkpoint (``save_checkpoint``) every ``every_steps``, taken between two updates, as
+    ``<run_dir>/checkpoints/step_<steps>/``; the newest ``keep`` stay."""
 
-    def __init__(self, every_steps: int, folder: Path, clock: TrainClock, history: dict) -> None:
+    def __init__(self, every_steps: int, run_dir: Path, clock: TrainClock, history: dict, keep: int) -> None:
         super().__init__()
-        self.every_steps, self.folder, self.clock, self.history = int(every_steps), Path(folder), clock, history
+        self.every_steps, self.run_dir, self.clock, self.history = int(every_steps), Path(run_dir), clock, history
+        self.keep = int(keep)
         self._next: int | None = None
 
     def _on_training_start(self) -> None:
@@ -257,10 +260,7 @@ class RunCheckpoint(BaseCallback):
         if self.num_timesteps >= self._next:
             self._next = (int(self.num_timesteps) // self.every_steps + 1) * self.every_steps
             t0 = time.perf_counter()
-            steps = int(self.num_timesteps)
-            save_run_state(self.model, self.folder / f"model_{steps}_steps.zip",
-                           self.folder / f"model_vecnormalize_{steps}_steps.pkl",
-                           self.folder / f"model_state_{steps}_steps.pkl", self.clock, self.history)
+            save_checkpoint(self.model, self.run_dir, self.clock, self.history, self.keep)
             self.clock.paused(time.perf_counter() - t0)
 
     def _on_step(self) -> bool:
@@ -269,54 +269,60 @@ class RunCheckpoint(BaseCallback):
 
 # --- exact checkpoints -------------------------------------------------------------------------------------
 
-def state_path(model_zip: Path) -> Path:
-    """The state file beside a model: ``state.pkl`` for ``model.zip``, ``model_state_<n>_steps.pkl`` for a
-    checkpoint ``model_<n>_steps.zip``."""
-    stem = model_zip.stem
-    return model_zip.with_name(f"model_state_{stem[len('model_'):]}.pkl" if stem.startswith("model_") else "state.pkl")
-
-
-def save_run_state(model: BaseAlgorithm, model_zip: Path, normalizer_pkl: Path, state_pkl: Path,
-                   clock: TrainClock, history: dict) -> None:
-    """Save the model, its normaliser and the rest of the training state (see the module docstring)."""
-    model_zip.parent.mkdir(parents=True, exist_ok=True)
-    model.save(str(model_zip))
+def run_state_writers(model: BaseAlgorithm, run_dir: Path, clock: TrainClock,
+                      history: dict) -> dict[str, Callable[[Path], None]]:
+    """The files of a save, each as ``writer(path)``: the model, its normaliser, the rest of the training
+    state (see the module docstring), SAC's replay buffer and a copy of the run's ``config.yaml``."""
     normalizer = model.get_vec_normalize_env()
-    inner: VecEnv = model.get_env()
-    if normalizer is not None:
-        normalizer.save(str(normalizer_pkl))
-        inner = normalizer.venv
+    inner: VecEnv = model.get_env() if normalizer is None else normalizer.venv
     state = {"version": STATE_VERSION, "num_timesteps": int(model.num_timesteps), "rng": rng_state(model),
              "env": inner, "normalizer_returns": None if normalizer is None else normalizer.returns.copy(),
              "history": {**copy.deepcopy(history), "train_s": clock.elapsed()}}
-    with open(state_pkl, "wb") as f:
-        pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def write_state(path: Path) -> None:
+        with open(path, "wb") as f:
+            pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    writers: dict[str, Callable[[Path], None]] = {run_files.MODEL: lambda path: model.save(str(path))}
+    if normalizer is not None:
+        writers[run_files.NORMALIZER] = lambda path: normalizer.save(str(path))
+    writers[run_files.STATE] = write_state
     if isinstance(model, OffPolicyAlgorithm):
-        model.save_replay_buffer(str(state_pkl.with_suffix(".replay_buffer.pkl")))
+        writers[run_files.REPLAY_BUFFER] = lambda path: model.save_replay_buffer(str(path))
+    config = Path(run_dir) / run_files.CONFIG
+    if config.is_file():
+        writers[run_files.CONFIG] = lambda path: path.write_bytes(config.read_bytes())
+    return writers
 
 
-def load_run_state(state_pkl: Path) -> dict:
-    """A state saved by ``save_run_state``."""
-    try:
-        with open(state_pkl, "rb") as f:
-            state = pickle.load(f)
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
-        raise RunError(f"{state_pkl}: not a readable training state ({type(exc).__name__})") from None
-    if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
-        raise RunError(f"{state_pkl}: not a training state of this version of train.py")
-    return state
+def save_checkpoint(model: BaseAlgorithm, run_dir: Path, clock: TrainClock, history: dict, keep: int) -> Path:
+    """A complete checkpoint ``<run_dir>/checkpoints/step_<steps>/``, written atomically; the newest ``keep``
+    checkpoints stay."""
+    return run_files.write_checkpoint(run_dir, int(model.num_timesteps),
+                                      run_state_writers(model, run_dir, clock, history), keep)
 
 
-def restore_run_state(model: BaseAlgorithm, state: Mapping, state_pkl: Path) -> None:
+def save_run(model: BaseAlgorithm, run_dir: Path, clock: TrainClock, history: dict, keep: int) -> Path:
+    """The end of a run: a last checkpoint, whose files become the run's own ``model.zip``,
+    ``vecnormalize.pkl`` and ``state.pkl``."""
+    checkpoint = save_checkpoint(model, run_dir, clock, history, keep)
+    run_files.publish(run_dir, checkpoint)
+    return checkpoint
+
+
+def restore_run_state(model: BaseAlgorithm, state: Mapping, replay_buffer: Path) -> None:
     """After ``load`` (which re-seeds every generator with the run's seed): the generators, the
     normaliser's running returns and SAC's replay buffer as they were at the checkpoint."""
     set_rng_state(model, state["rng"])
     normalizer = model.get_vec_normalize_env()
     if normalizer is not None and state["normalizer_returns"] is not None:
         normalizer.returns = state["normalizer_returns"].copy()
-    replay = state_pkl.with_suffix(".replay_buffer.pkl")
-    if isinstance(model, OffPolicyAlgorithm) and replay.is_file():
-        model.load_replay_buffer(str(replay))
+    if isinstance(model, OffPolicyAlgorithm) and replay_buffer.is_file():
+        try:
+            model.load_replay_buffer(str(replay_buffer))
+        except Exception as exc:  # a damaged pickle raises almost anything
+            raise run_files.RunFileError(f"{replay_buffer}: not a readable replay buffer "
+                                         f"({type(exc).__name__})") from None
 
 
 # --- report ----------------------------------------------------------------------------------------------

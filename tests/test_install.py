@@ -3,7 +3,8 @@
 Builds the wheel, installs it (without its dependencies, which come from the test's own environment) into a
 fresh virtual environment, and from a directory outside the repository — one that holds a user's own
 ``envs/`` and ``agents/`` packages — makes and steps every registered environment, runs ``acres-validate``
-and ``acres-replay`` on the example log that ships with the package.
+and ``acres-replay`` on the example log that ships with the package, and trains with ``acres-train`` on a
+config named from the package.
 """
 
 from __future__ import annotations
@@ -103,3 +104,20 @@ def test_validate_and_replay_run_from_the_installed_package(installed):
     assert result.returncode == 0, result.stderr[-3000:]
     rows = out.read_text().splitlines()
     assert len(rows) > 10 and rows[0].startswith("time_s")
+
+
+def test_acres_train_runs_from_the_installed_package(installed):
+    _, python, bin_dir, work = installed
+    for command in ([str(bin_dir / "acres-train")], [str(python), "-m", "acres_gym.train"]):
+        result = _run([*command, "--help"], work)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "--config" in result.stdout and "--resume" in result.stdout and "--total-steps" in result.stdout
+    # a config by name from the package (there is no configs/ folder here), into the user's runs/
+    result = _run([str(bin_dir / "acres-train"), "--config", "smoke", "--total-steps", "256", "--set",
+                   "baseline=null", "--set", "eval_every_steps=0", "--set", "env_config.max_episode_s=3"], work)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = work / "runs" / "smoke_seed0"
+    assert (run / "model.zip").is_file() and (run / "checkpoints" / "step_256" / "model.zip").is_file()
+    assert "trained PPO" in result.stdout
+    result = _run([str(bin_dir / "acres-train"), "--config", "no_such_config"], work)
+    assert result.returncode == 2 and result.stderr.strip().startswith("acres-train: error: ")

@@ -54,7 +54,7 @@ def test_resume_equals_the_uninterrupted_run_bit_for_bit(tmp_path):
     # resumed from the first checkpoint, without the evaluation at 512 steps
     resumed = tmp_path / "resumed"
     again = train.main([*SMOKE, "--total-steps", "768", "--set", "eval_every_steps=0", "--out", str(resumed),
-                        "--resume", str(full / "checkpoints" / "model_256_steps.zip")])
+                        "--resume", str(full / "checkpoints" / "step_256")])
     assert again["exact_resume"] and again["trained_steps"] == 512 and again["total_steps"] == 768
     assert again["train_steps_per_s"] == pytest.approx(512 / again["train_wall_s"])  # its own steps only
     p_full, o_full, n_full = saved(full)
@@ -69,16 +69,18 @@ def test_resume_equals_the_uninterrupted_run_bit_for_bit(tmp_path):
     assert again["evaluation"]["learned"]["per_episode"] == report["evaluation"]["learned"]["per_episode"]
     assert [e["steps"] for e in again["evaluations"]] == [256, 768]
 
-    # without the saved training state (a new environment, generators re-seeded by load) it is not the same run
+    # an older run's flat checkpoint names, without the saved training state (a new environment, generators
+    # re-seeded by load): it resumes, but it is not the same run
     legacy = tmp_path / "legacy" / "checkpoints"
     legacy.mkdir(parents=True)
-    for name in ("model_256_steps.zip", "model_vecnormalize_256_steps.pkl"):
-        shutil.copy(full / "checkpoints" / name, legacy / name)
+    for name, old_name in (("model.zip", "model_256_steps.zip"),
+                           ("vecnormalize.pkl", "model_vecnormalize_256_steps.pkl")):
+        shutil.copy(full / "checkpoints" / "step_256" / name, legacy / old_name)
     shutil.copy(full / "config.yaml", legacy.parent / "config.yaml")
     inexact = train.main([*SMOKE, "--total-steps", "512", "--set", "eval_every_steps=0", "--set", "baseline=null",
                           "--out", str(tmp_path / "inexact"), "--resume", str(legacy / "model_256_steps.zip")])
     assert not inexact["exact_resume"]
-    with zipfile.ZipFile(full / "checkpoints" / "model_512_steps.zip") as z:
+    with zipfile.ZipFile(full / "checkpoints" / "step_512" / "model.zip") as z:
         p_mid = torch.load(io.BytesIO(z.read("policy.pth")))
     p_inexact, _, _ = saved(tmp_path / "inexact")
     assert max_difference(p_mid, p_inexact) > 0.0
