@@ -49,11 +49,28 @@ import torch
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.agents.sb3_models import SB3Policy, algorithm_class, load_run_config, load_run_normalizer
-from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE
+from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TURF, DRIVE_TWO_WHEEL, GEAR_HIGH, GEAR_LOW, GEAR_NONE
 from acres_gym.dbw.command import COMMAND_MODES, make_commands
-from acres_gym.deploy import COMMAND_MESSAGES, MANIFEST_FORMAT, PolicyRuntime, command_unit, command_value
+from acres_gym.dbw.reports import REPORT_FIELDS
+from acres_gym.deploy import (
+    COMMAND_MESSAGES,
+    MANIFEST_FORMAT,
+    VEHICLE_LIMITS,
+    PolicyRuntime,
+    command_unit,
+    command_value,
+)
 from acres_gym.envs.actions import RANGE_THRESHOLD
 from acres_gym.envs.observations import ITEMS, SOURCES
+
+# The navigation task's local_map channels (acres_gym.envs.tasks.navigation.MAP_CHANNELS): unit and meaning.
+MAP_CHANNEL_INFO = {
+    "height": ("m", "terrain height at the cell centre minus the height under the rear-axle midpoint"),
+    "grade": ("1", "slope of the terrain along the vehicle's heading at the cell centre (tan, + uphill)"),
+    "traction": ("1", "steepest grade a hill start climbs there in L / AWD (tan; < 0 where even level ground "
+                      "stalls), from the soil and wetness of the nearest map cell"),
+    "no_go": ("0 / 1", "1 in a no-go area (water, dense vegetation) at the nearest map cell"),
+}
 
 ONNX_NAME = "policy.onnx"
 MANIFEST_NAME = "manifest.json"
@@ -111,10 +128,14 @@ def observation_manifest(batch, normalizer) -> dict:
     if normalizer is not None and normalizer.norm_obs:
         norm = {"epsilon": float(normalizer.epsilon), "clip": float(normalizer.clip_obs),
                 "formula": "clip((x - mean) / sqrt(var + epsilon), -clip, clip), per element, in float64"}
+    kinds = {f"{m}.{f}": kind for m, f, kind in REPORT_FIELDS}
+    read = sorted({f for i in items for f in i["report_fields"]})
     return {"width": observer.width, "dtype": "float32", "items": items, "normalization": norm,
+            "report_kinds": {f: kinds[f] for f in read},
             "sources": {key: SOURCES[key] for key in sorted({i["source"] for i in items})},
-            "absent_values": "a NaN report value becomes 0 (its report_valid flag says so); every value is clipped "
-                             "to [low, high]"}
+            "absent_values": "a NaN value of a report field whose validity report_valid carries becomes 0; any other "
+                             "NaN, an infinite value or a value outside [low, high] is an error (the runtime raises "
+                             "UnsafeCommandError)"}
 
 
 def _message_of(field: str) -> tuple[str, str] | None:
@@ -128,7 +149,8 @@ def command_map(mode, rng: np.random.Generator) -> dict:
     """How the action mode turns an action into DBW command fields, found by probing ``mode.write`` at 0
     and +-1 on each component and checked on random actions (see the module docstring)."""
     k = mode.flat_dim
-    linear = [j for j in range(k) if not (mode.gear_axis and j == k - 1)]  # the gear axis is a threshold
+    axes = [mode.components.index(c) for c in ("range", "drive_mode") if c in mode.components]
+    linear = [j for j in range(k) if j not in axes]  # the gear and AWD axes are thresholds
     probes = [np.zeros(k)]
     for j in linear:
         for sign in (1.0, -1.0):
@@ -158,7 +180,7 @@ def command_map(mode, rng: np.random.Generator) -> dict:
     # check on random actions (gear axis in its dead band: no gear message)
     a = rng.uniform(-1.0, 1.0, (PROBE_ACTIONS, k))
     if mode.gear_axis:
-        a[:, -1] = rng.uniform(-RANGE_THRESHOLD, RANGE_THRESHOLD, PROBE_ACTIONS) * 0.99
+        a[:, mode.components.index("range")] = rng.uniform(-RANGE_THRESHOLD, RANGE_THRESHOLD, PROBE_ACTIONS) * 0.99
     cmd = make_commands(PROBE_ACTIONS).view(np.ndarray)
     mode.write(cmd, a, np.ones(PROBE_ACTIONS, dtype=bool))
     for f in fields:
@@ -182,16 +204,22 @@ def action_manifest(batch, rng: np.random.Generator) -> dict:
                  unit=command_unit(f["field"], consts))
     sent = sorted(topic for topic, fields in COMMAND_MESSAGES.items()
                   if any(consts.get(name) is True and name.endswith("_fresh") for name in fields))
-    gear = None
+    gear = drive = None
     if mode.gear_axis:
-        gear = {"component": mode.flat_dim - 1, "threshold": RANGE_THRESHOLD, "at_or_above": GEAR_HIGH,
+        gear = {"component": mode.components.index("range"), "threshold": RANGE_THRESHOLD, "at_or_above": GEAR_HIGH,
                 "at_or_below_negative": GEAR_LOW, "between": GEAR_NONE,
                 "rule": "a GearCmd with the requested range when it differs from the gear engaged or being shifted "
                         "to (GearReport.cmd, or GearReport.gear before any accepted command)"}
+    if mode.drive_axis:
+        drive = {"component": mode.components.index("drive_mode"), "threshold": RANGE_THRESHOLD,
+                 "at_or_above": DRIVE_ALL_WHEEL, "at_or_below_negative": DRIVE_TURF, "between": DRIVE_TWO_WHEEL,
+                 "rule": "the AWD switch position asked for (DRIVE_*: 0 turf, 1 2wd, 2 awd); not a DBW command: "
+                         "the runtime's drive_mode_request, which the host sets"}
     return {
         "mode": mode.name, "components": list(mode.components), "dim": mode.flat_dim, "low": -1.0, "high": 1.0,
         "options": dict(mode.options),
         "commands": cmap["fields"], "constants": consts, "messages": sent, "gear_axis": gear,
+        "drive_axis": drive,
         "first_step_gear": GEAR_HIGH,
         "first_step_gear_rule": "on the first step of a drive a GearCmd for H (DRIVE) is sent unless the gear axis "
                                 "sends one",
@@ -199,18 +227,62 @@ def action_manifest(batch, rng: np.random.Generator) -> dict:
     }
 
 
+def host_inputs_manifest(batch) -> dict:
+    """The observation items the host supplies (IMU, planner, map), each with its shape, unit, bounds and
+    meaning; the navigation task's ``goal`` and ``local_map`` with their components, channels and frame."""
+    observer, task = batch.observer, batch.task
+    out = {}
+    for name in observer.names:
+        item = ITEMS[name]
+        if item.source not in ("body", "task"):
+            continue
+        space = observer.space[name]
+        entry = {"shape": list(observer.slices[name][1]), "unit": item.unit, "source": item.source,
+                 "meaning": item.meaning, "low": float(np.min(space.low)), "high": float(np.max(space.high))}
+        if name == "goal":
+            entry["components"] = [
+                {"name": "distance", "unit": "m", "meaning": "distance from the rear-axle midpoint to the goal"},
+                {"name": "bearing", "unit": "rad", "meaning": "direction of the goal in the vehicle frame (x forward, "
+                 "y left, from the rear-axle midpoint): atan2(left, forward), positive left, in [-pi, pi]"}]
+        if name == "local_map":
+            m = task.options["local_map"]
+            cell, rows, cols, behind = float(m["cell_m"]), int(m["rows"]), int(m["cols"]), float(m["behind_m"])
+            entry.update({
+                "channels": [{"name": c, "unit": MAP_CHANNEL_INFO[c][0], "meaning": MAP_CHANNEL_INFO[c][1]}
+                             for c in m["channels"]],
+                "layout": "(channels, rows, cols)", "cell_m": cell, "rows": rows, "cols": cols,
+                "extent_m": {"ahead": rows * cell - behind, "behind": behind, "left": cols * cell / 2.0,
+                             "right": cols * cell / 2.0},
+                "frame": "heading-up, horizontal, from the rear-axle midpoint: row 0 is the farthest ahead, column 0 "
+                         "the farthest left; the centre of cell (r, q) lies (ahead - (r + 0.5) cell_m) forward and "
+                         "(cols / 2 - q - 0.5) cell_m to the left",
+            })
+        out[name] = entry
+    return out
+
+
+def task_manifest(batch) -> dict:
+    """The task the policy was trained on: its name and the previews of a path or speed task."""
+    o = batch.task.options
+    out = {"name": batch.task.name}
+    for key in ("speed_preview_s", "path_preview_m"):
+        if key in o:
+            out[key] = [float(x) for x in o[key]]
+    return out
+
+
 def build_manifest(config: dict, batch, normalizer, model_path: Path, rng: np.random.Generator) -> dict:
-    task = batch.task.options
+    params = batch.sim.params
     return {
         "format": MANIFEST_FORMAT,
         "onnx": ONNX_NAME, "onnx_input": "observation", "onnx_output": "action",
         "trained": {"model": str(model_path), "algo": config["algo"], "env_id": config["env_id"],
                     "total_steps": config.get("total_steps"), "seed": config.get("seed")},
         "control_hz": int(batch.control_hz),
-        "command_timeout_s": float(batch.sim.params.command_timeout_s[0]),
-        "vehicle": {"brake_max_bar": float(batch.sim.params.brake_max_bar[0])},
-        "task": {"speed_preview_s": [float(x) for x in task["speed_preview_s"]],
-                 "path_preview_m": [float(x) for x in task["path_preview_m"]]},
+        "command_timeout_s": float(params.command_timeout_s[0]),
+        "vehicle": {name: float(params[name][0]) for name in VEHICLE_LIMITS},
+        "task": task_manifest(batch),
+        "host_inputs": host_inputs_manifest(batch),
         "observation": observation_manifest(batch, normalizer),
         "action": action_manifest(batch, rng),
     }
