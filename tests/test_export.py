@@ -25,6 +25,7 @@ from acres_gym.envs.actions import ACTION_MODES
 from acres_gym.envs.config import plain
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 from acres_gym.params import load_vehicle
+from acres_gym.registration import ENVIRONMENTS
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
@@ -35,10 +36,13 @@ FLAT = {"max_episode_s": 10.0,
 SPEED = ("acres_gym/RangerSpeedTracking-v2", {**FLAT, "task_options": {"spawn_xy_m": [-80.0, 0.0]}})
 PATH = ("acres_gym/RangerPathFollowing-v2", FLAT)
 GEAR = (SPEED[0], {**SPEED[1], "action_options": {"gear_axis": True}})
+# the navigation task as shipped (curvature and ULC speed, range and AWD-switch axes), shorter episodes
+NAV = ("acres_gym/RangerOffroadNavigation-v0", {"max_episode_s": 30.0})
 # run name -> (algorithm, (env id, env config), command messages its episodes send)
 RUNS = {"ppo": ("ppo", SPEED, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
         "sac": ("sac", PATH, ("steering/cmd", "ulc/cmd", "gear/cmd")),
-        "ppo_gear": ("ppo", GEAR, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd"))}
+        "ppo_gear": ("ppo", GEAR, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
+        "ppo_nav": ("ppo", NAV, ("steering/cmd", "ulc/cmd", "gear/cmd"))}
 
 
 def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0):
@@ -61,6 +65,8 @@ def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0):
         layer.weight.normal_(0.0, 0.5)
         layer.bias.normal_(0.0, 0.3)
     run = tmp_path / f"{algo}_run"
+    if run.exists():
+        run = tmp_path / f"{algo}_run_{env_id.split('/')[-1]}"
     run.mkdir()
     model.save(str(run / "model.zip"))
     env.save(str(run / "vecnormalize.pkl"))
@@ -124,18 +130,23 @@ def test_runtime_actions_equal_the_sb3_deterministic_actions(exported, algo, tas
 
 
 def host_inputs(batch) -> dict:
-    """The non-report observation items, as the node hosting the runtime gets them from its IMU and planner."""
+    """The non-report observation items, as the node hosting the runtime gets them from its IMU, planner and
+    map (the navigation task's goal and local map)."""
     f = batch.frame
     t = f.task
-    return {"yaw_rate": f.yaw_rate_rad_s[0], "roll_pitch": [f.roll_rad[0], f.pitch_rad[0]],
-            "target_speed": t.target_speed[0], "lateral_error": t.lateral_error_m[0],
-            "heading_error": t.heading_error_rad[0], "path_points": t.path_points[0].ravel()}
+    inputs = {"yaw_rate": f.yaw_rate_rad_s[0], "roll_pitch": [f.roll_rad[0], f.pitch_rad[0]],
+              "target_speed": t.target_speed[0], "lateral_error": t.lateral_error_m[0],
+              "heading_error": t.heading_error_rad[0], "path_points": t.path_points[0].ravel()}
+    if t.goal is not None:
+        inputs.update(goal=t.goal[0], local_map=t.local_map[0])
+    return inputs
 
 
-@pytest.mark.parametrize("which", ["ppo", "sac", "ppo_gear"])
+@pytest.mark.parametrize("which", ["ppo", "sac", "ppo_gear", "ppo_nav"])
 def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(exported, which):
     """Reports in, commands out: the runtime drives the environment for a whole episode; every message it
-    returns is what the environment sends the DBW layer for that action, and the return is the SB3 model's."""
+    returns is what the environment sends the DBW layer for that action (and the AWD switch it asks for is
+    the one the environment sets), and the return is the SB3 model's."""
     env_id, env_config = RUNS[which][1]
     model_zip, model, out = exported(which)
     policy = SB3Policy(model, load_run_normalizer(model_zip))
@@ -162,7 +173,7 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
 
     batch.sim.step = recording_step
     obs, _ = env.reset(seed=seed)
-    runtime_return, done, steps, topics, gears = 0.0, False, 0, set(), []
+    runtime_return, done, steps, topics, gears, drive_modes = 0.0, False, 0, set(), [], set()
     while not done:
         reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
                    dbw_reports(batch.sim.params, batch.sim.state).items()}
@@ -179,6 +190,9 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
                 if topic in messages and msg_field is not None and topic != "gear/cmd":
                     assert messages[topic][msg_field] == cmd[field], (steps, topic, msg_field)
         assert messages.get("gear/cmd", {"cmd": {"value": GEAR_NONE}})["cmd"]["value"] == cmd["gear_cmd"], steps
+        if runtime.drive_mode_request is not None:
+            assert runtime.drive_mode_request == cmd["drive_mode"], steps
+            drive_modes.add(runtime.drive_mode_request)
         gears.append(cmd["gear_cmd"])
         topics |= messages.keys()
         runtime_return += reward
@@ -189,6 +203,8 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
     assert steps == sb3_steps
     assert abs(runtime_return - sb3_return) <= 1e-6 * abs(sb3_return)
     assert abs(sb3_return) > 1.0
+    if which == "ppo_nav":
+        assert drive_modes  # the AWD switch the runtime asks for was compared on every step
 
 
 @pytest.mark.parametrize("name", [n for n, cls in ACTION_MODES.items() if cls.components])
@@ -271,3 +287,40 @@ def test_runtime_names_a_missing_report_field_or_input(exported):
     del inputs["target_speed"]
     with pytest.raises(ValueError, match="'target_speed' is missing"):
         runtime.step(reports, inputs)
+
+
+@pytest.mark.parametrize("env_id", list(ENVIRONMENTS))
+def test_export_and_runtime_round_trip_for_every_id(tmp_path, env_id):
+    """Every registered id exports (an untrained PPO on the id's own config): the runtime's actions on the
+    id's observations are the SB3 model's, its first step's messages pass the DBW ranges, and the manifest
+    describes every host input (the navigation task's goal and local map with their frame and channels)."""
+    model_zip, model = make_run(tmp_path, "ppo", env_id, {})
+    out = tmp_path / "policy"
+    assert export_main([str(model_zip), "--out", str(out)]) == 0
+    runtime = PolicyRuntime(out)
+    obs = collect(env_id, {}, 300, seed=4)
+    expected = SB3Policy(model, load_run_normalizer(model_zip))(obs)
+    assert np.abs(runtime.act(flat(runtime, obs)) - expected).max() <= 1e-5
+    assert np.std(expected, axis=0).max() > 0.05
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["check"]["observations"] == 200 and manifest["check"]["max_abs_action_error"] <= 1e-5
+    assert set(manifest["host_inputs"]) == set(runtime.host_inputs)
+    env = gymnasium.make(env_id)
+    env.reset(seed=2)
+    batch = env.unwrapped._batch
+    reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
+               dbw_reports(batch.sim.params, batch.sim.state).items()}
+    messages = runtime.step(reports, host_inputs(batch))
+    assert set(messages) >= set(manifest["action"]["messages"]) | {"gear/cmd"}
+    if env_id.endswith("OffroadNavigation-v0"):
+        task = batch.task.options["local_map"]
+        m = manifest["host_inputs"]["local_map"]
+        assert m["shape"] == [len(task["channels"]), task["rows"], task["cols"]]
+        assert [c["name"] for c in m["channels"]] == task["channels"]
+        assert m["cell_m"] == task["cell_m"] and m["extent_m"]["behind"] == task["behind_m"]
+        assert m["extent_m"]["ahead"] + m["extent_m"]["behind"] == task["rows"] * task["cell_m"]
+        assert [c["name"] for c in manifest["host_inputs"]["goal"]["components"]] == ["distance", "bearing"]
+        assert manifest["action"]["drive_axis"]["component"] == manifest["action"]["components"].index("drive_mode")
+        assert manifest["action"]["gear_axis"]["component"] == manifest["action"]["components"].index("range")
+        assert "speed_preview_s" not in manifest["task"]
+    env.close()
