@@ -547,9 +547,10 @@ class PolicyRuntime:
         if action.shape != (1, self.action_dim):
             raise ManifestError(f"manifest.onnx_output = {self._output!r}: the graph gives actions of shape "
                                 f"{action.shape[1:]}; expected ({self.action_dim},)")
-        if not np.all(np.isfinite(action)):
+        if not np.all((action >= -1.0) & (action <= 1.0)):
             raise ManifestError(f"manifest.onnx = {name!r}: the graph's action for the zero observation is "
-                                f"{_show(action[0].tolist())}: a non-finite weight")
+                                f"{_show(action[0].tolist())}; allowed: finite numbers in [-1, 1] (a non-finite or "
+                                "broken weight)")
 
     def reset(self) -> None:
         """Start a drive: the previous action is zero and the first step sends the range (H)."""
