@@ -16,22 +16,34 @@ when the run normalised its observations) and writes two files to ``--out``:
 
     - ``observation.items``: in order, each with its offset and shape in the flat vector, unit, meaning,
       ``source`` (``report``: DBW report fields copied; ``report_derived``: computed from report fields by
-      ``acres_gym.dbw.report_values``; ``body``: IMU / localisation; ``task``: the planner's reference;
-      ``action``: the runtime's own previous action), the report fields it reads, the clip bounds and its
-      normalisation (``mean`` and ``var`` per element: ``clip((x - mean) / sqrt(var + epsilon), -clip,
-      clip)``; none when the run did not normalise);
+      ``acres_gym.dbw.report_values``; ``body``: IMU / localisation; ``task``: the planner's reference or
+      the navigation task's goal and map; ``action``: the runtime's own previous action), the report fields
+      it reads, its bounds and its normalisation (``mean`` and ``var`` per element: ``clip((x - mean) /
+      sqrt(var + epsilon), -clip, clip)``; none when the run did not normalise); ``report_kinds``, the kind
+      of every report field read (``f`` number, ``i`` enum, ``b`` flag);
+    - ``host_inputs``: the items the host supplies (``body`` and ``task``), with shape, unit, bounds and
+      meaning; the navigation task's ``goal`` with its two components (distance, m, and bearing in the
+      vehicle frame, rad, left +) and ``local_map`` with its channels (name, unit, meaning), cell size,
+      rows and columns, extent ahead, behind and to each side, and frame (heading-up from the rear-axle
+      midpoint, row 0 farthest ahead, column 0 farthest left): the host builds it from its own map;
     - ``action``: the mode, its components and options, and for every DBW command field it writes
       (``acres_gym.dbw.command`` names, with the ds_dbw message and field) either a constant or the
       component it follows, ``value = offset + gain_pos x a`` for a >= 0 and ``offset + gain_neg x a``
       below, found by probing the action mode's own ``write`` and checked on random actions; the gear
-      axis (if any) and the range sent on the first step of a drive;
-    - ``control_hz``, the task's previews (``speed_preview_s``, ``path_preview_m``) and the vehicle's
-      ``brake_max_bar`` (percent brake reports to bar).
+      axis and the AWD-switch axis (if any: the component, threshold and what each side asks for) and the
+      range sent on the first step of a drive;
+    - ``control_hz``, the task (its name and, for path and speed tasks, ``speed_preview_s`` and
+      ``path_preview_m``) and the vehicle's command limits the runtime checks messages against
+      (``acres_gym.deploy.VEHICLE_LIMITS``: the angle, curvature and yaw-rate command ranges, the
+      full-scale brake pressure that also turns percent brake reports to bar, and the stop-hold brake
+      ``safe_stop`` sends).
 
 After writing, the export runs the files through the runtime on 200 observations of the environment
 (seeded random actions) and compares the actions with the model's (``check`` in the manifest); a
-difference above 1e-5 is an error. A missing model, a run without its ``config.yaml``, or a model whose
-spaces differ from its environment's stop with a one-line message and exit status 2.
+difference above 1e-5 is an error, and so is a manifest the runtime refuses (a command outside its DBW
+range for some action, such as a steering rate beyond SteeringCmd's range). A
+missing model, a run without its ``config.yaml``, or a model whose spaces differ from its environment's
+stop with a one-line message and exit status 2.
 """
 
 from __future__ import annotations

@@ -269,6 +269,17 @@ def test_export_bad_input_is_one_line_and_status_2(tmp_path, capsys):
     assert "\n" not in err and err.startswith("acres_gym.agents.export: ")
 
 
+def test_export_refuses_a_run_whose_commands_the_runtime_would_not_send(tmp_path, capsys):
+    """A steering rate beyond SteeringCmd's 0..1016 deg/s (a training option the DBW model caps) is not a
+    command the runtime sends: the export stops with one line naming the field and exit status 2."""
+    env_id, env_config = SPEED
+    config = {**env_config, "action_options": {"steer_rate_deg_s": 2000.0}}
+    model_zip, _ = make_run(tmp_path, "ppo", env_id, config)
+    assert export_main([str(model_zip), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "steer_rate_deg_s = 2000.0" in err and "allowed: a finite number in [0, 1016]" in err
+
+
 def test_runtime_names_a_missing_report_field_or_input(exported):
     env_id, env_config = SPEED
     _, _, out = exported("ppo")
