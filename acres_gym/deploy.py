@@ -373,6 +373,10 @@ class PolicyRuntime:
     def _load_observation(self, obs: Mapping) -> None:
         where = "manifest.observation"
         self.width = _integer(obs, "width", where, 1, _MAX_ELEMENTS)
+        dtype = _key(obs, "dtype", where)
+        if dtype not in ("float32", "float64"):
+            raise ManifestError(f"{where}.dtype = {_show(dtype)}; allowed: float32, float64")
+        self._dtype = np.float32 if dtype == "float32" else np.float64
         items = _key(obs, "items", where)
         if not isinstance(items, list) or not items:
             raise ManifestError(f"{where}.items = {_show(items)}; expected a non-empty list of items")
@@ -400,6 +404,8 @@ class PolicyRuntime:
             if name in names:
                 raise ManifestError(f"{w}.name = {name!r} appears twice")
             names.add(name)
+            _string(item, "unit", w)
+            _string(item, "meaning", w)
             source = _key(item, "source", w)
             if source not in SOURCES:
                 raise ManifestError(f"{w}.source = {_show(source)}; allowed: {', '.join(SOURCES)}")
@@ -530,6 +536,11 @@ class PolicyRuntime:
             raise ManifestError(f"manifest.onnx = {name!r}: not a graph onnxruntime loads "
                                 f"({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})") from None
         inputs = {i.name: i.shape for i in self.session.get_inputs()}
+        types = {i.name: i.type for i in self.session.get_inputs()}
+        graph_dtype = {"tensor(float)": "float32", "tensor(double)": "float64"}.get(types.get(self._input))
+        if graph_dtype is None or graph_dtype != self._dtype.__name__:
+            raise ManifestError(f"manifest.observation.dtype = {self._dtype.__name__!r}: the graph's input "
+                                f"{self._input!r} is {types.get(self._input)}")
         outputs = {o.name: o.shape for o in self.session.get_outputs()}
         if list(inputs) != [self._input] or inputs[self._input][-1] not in (self.width, None) \
                 and not isinstance(inputs[self._input][-1], str):
@@ -667,12 +678,13 @@ class PolicyRuntime:
         return x32
 
     def normalize(self, observation: np.ndarray) -> np.ndarray:
-        """The observation as the graph takes it: the run's normalisation in float64, then float32."""
+        """The observation as the graph takes it: the run's normalisation in float64, then the graph's
+        dtype (``observation.dtype`` of the manifest, float32 unless exported with ``--dtype float64``)."""
         x = np.asarray(observation, dtype=np.float32)
         if self._eps is None:
-            return x
+            return x.astype(self._dtype)
         z = np.clip((x - self._mean) / self._scale, -self._clip, self._clip)
-        return np.where(self._normalized, z, x).astype(np.float32)
+        return np.where(self._normalized, z, x).astype(self._dtype)
 
     # --- action -----------------------------------------------------------------------------------------
     def act(self, observation: np.ndarray) -> np.ndarray:

@@ -9,7 +9,10 @@ when the run normalised its observations) and writes two files to ``--out``:
     The deterministic action of the policy (PPO: the Gaussian's mean clipped to the action space, as
     ``model.predict(..., deterministic=True)``; SAC: tanh of the mean). Input ``observation``:
     float32 (batch, width), the *normalised* observation in the manifest's order; output ``action``:
-    float32 (batch, k) in [-1, 1].
+    float32 (batch, k) in [-1, 1]. ``--dtype float64`` writes the same weights computing in double
+    precision (input and output float64): a check of the runtime against the model's network without
+    float32 rounding, which a closed loop with thresholds (the range and AWD axes) can turn into a
+    different episode.
 ``manifest.json``
     Everything the runtime (``acres_gym.deploy``) needs besides the graph, derived from the environment
     the run trained on (its observation items and action mode, ``acres_gym.envs``), not written by hand:
@@ -49,11 +52,14 @@ stop with a one-line message and exit status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import copy
 import json
 import sys
 import warnings
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 import gymnasium
 import numpy as np
@@ -112,13 +118,24 @@ class DeterministicActor(torch.nn.Module):
         return torch.maximum(torch.minimum(action, self.high), self.low)
 
 
+@contextlib.contextmanager
+def observations_as_given():
+    """Within it, SB3 policies take their observations in the dtype given: its ``preprocess_obs`` casts a Box
+    observation to float32 (``.float()``), which would undo a float64 network. Box observations need no other
+    preprocessing (no images, no discrete entries: every acres_gym observation is a float32 Box)."""
+    from stable_baselines3.common import policies
+
+    with mock.patch.object(policies, "preprocess_obs", lambda obs, space, normalize_images=True: obs):
+        yield
+
+
 def _env_of_run(config: dict):
     """The environment a run trained on (one vehicle) and its ``RangerBatch``."""
     env = gymnasium.make(config["env_id"], config=config.get("task_config") or config.get("env_config"))
     return env, env.unwrapped._batch
 
 
-def observation_manifest(batch, normalizer) -> dict:
+def observation_manifest(batch, normalizer, dtype: str = "float32") -> dict:
     """The observation part of the manifest: items in order, with offsets, units, sources, bounds and
     normalisation."""
     observer = batch.observer
@@ -142,7 +159,7 @@ def observation_manifest(batch, normalizer) -> dict:
                 "formula": "clip((x - mean) / sqrt(var + epsilon), -clip, clip), per element, in float64"}
     kinds = {f"{m}.{f}": kind for m, f, kind in REPORT_FIELDS}
     read = sorted({f for i in items for f in i["report_fields"]})
-    return {"width": observer.width, "dtype": "float32", "items": items, "normalization": norm,
+    return {"width": observer.width, "dtype": dtype, "items": items, "normalization": norm,
             "report_kinds": {f: kinds[f] for f in read},
             "sources": {key: SOURCES[key] for key in sorted({i["source"] for i in items})},
             "absent_values": "a NaN value of a report field whose validity report_valid carries becomes 0; any other "
@@ -283,7 +300,8 @@ def task_manifest(batch) -> dict:
     return out
 
 
-def build_manifest(config: dict, batch, normalizer, model_path: Path, rng: np.random.Generator) -> dict:
+def build_manifest(config: dict, batch, normalizer, model_path: Path, rng: np.random.Generator,
+                   dtype: str = "float32") -> dict:
     params = batch.sim.params
     return {
         "format": MANIFEST_FORMAT,
@@ -295,13 +313,20 @@ def build_manifest(config: dict, batch, normalizer, model_path: Path, rng: np.ra
         "vehicle": {name: float(params[name][0]) for name in VEHICLE_LIMITS},
         "task": task_manifest(batch),
         "host_inputs": host_inputs_manifest(batch),
-        "observation": observation_manifest(batch, normalizer),
+        "observation": observation_manifest(batch, normalizer, dtype),
         "action": action_manifest(batch, rng),
     }
 
 
-def export(model_path: str | Path, out: str | Path) -> dict:
-    """Write ``policy.onnx`` and ``manifest.json`` of a ``train.py`` run to ``out``; returns the manifest."""
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def export(model_path: str | Path, out: str | Path, dtype: str = "float32") -> dict:
+    """Write ``policy.onnx`` and ``manifest.json`` of a ``train.py`` run to ``out``; returns the manifest.
+    ``dtype`` is the graph's arithmetic: float32 as the model computes, or float64 (the same weights computed
+    in double precision: to compare the runtime with the model's network without float32 rounding)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype = {dtype!r}; allowed: {', '.join(DTYPES)}")
     model_path = Path(model_path)
     config = load_run_config(model_path)
     for key in ("algo", "env_id"):
@@ -313,7 +338,7 @@ def export(model_path: str | Path, out: str | Path) -> dict:
         raise ValueError(f"{model_path}: the model's observation or action space differs from its environment's "
                          f"({config['env_id']} with the run's config)")
     normalizer = load_run_normalizer(model_path)
-    manifest = build_manifest(config, batch, normalizer, model_path, np.random.default_rng(0))
+    manifest = build_manifest(config, batch, normalizer, model_path, np.random.default_rng(0), dtype)
     observations = sample_observations(env, CHECK_OBSERVATIONS)
     env.close()
 
@@ -321,11 +346,13 @@ def export(model_path: str | Path, out: str | Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     observer = batch.observer
     space = model.action_space
-    actor = DeterministicActor(model.policy, observer.slices, space.low, space.high).eval()
-    example = torch.zeros((1, observer.width), dtype=torch.float32)
+    policy = model.policy if dtype == "float32" else copy.deepcopy(model.policy)
+    actor = DeterministicActor(policy, observer.slices, space.low, space.high).to(DTYPES[dtype]).eval()
+    example = torch.zeros((1, observer.width), dtype=DTYPES[dtype])
     # The TorchScript exporter (dynamo=False): the torch.export one needs onnxscript. Its deprecation notice and
     # the tracer's note on the distribution's argument check (a constant for a traced graph) are expected.
-    with warnings.catch_warnings():
+    as_given = observations_as_given() if dtype == "float64" else contextlib.nullcontext()
+    with warnings.catch_warnings(), as_given:
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
         torch.onnx.export(actor, (example,), str(out / ONNX_NAME), input_names=["observation"],
@@ -362,9 +389,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Export a trained policy as ONNX with its manifest.")
     parser.add_argument("model", help="a train.py run's model.zip (config.yaml beside it)")
     parser.add_argument("--out", required=True, help="directory for policy.onnx and manifest.json")
+    parser.add_argument("--dtype", choices=list(DTYPES), default="float32",
+                        help="the graph's arithmetic (default float32, as the model computes)")
     args = parser.parse_args(argv)
     try:
-        manifest = export(args.model, args.out)
+        manifest = export(args.model, args.out, args.dtype)
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"acres_gym.agents.export: {msg}", file=sys.stderr)

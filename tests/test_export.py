@@ -3,6 +3,7 @@ commands against the stable-baselines3 model and the environment's own DBW comma
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import yaml
 from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401
-from acres_gym.agents.export import command_map, sample_observations
+from acres_gym.agents.export import DeterministicActor, command_map, observations_as_given, sample_observations
 from acres_gym.agents.export import main as export_main
 from acres_gym.agents.sb3_models import SB3Policy, build_model, load_run_normalizer
 from acres_gym.constants import GEAR_NONE
@@ -43,12 +44,20 @@ RUNS = {"ppo": ("ppo", SPEED, ("steering/cmd", "throttle/cmd", "brake/cmd", "gea
         "sac": ("sac", PATH, ("steering/cmd", "ulc/cmd", "gear/cmd")),
         "ppo_gear": ("ppo", GEAR, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
         "ppo_nav": ("ppo", NAV, ("steering/cmd", "ulc/cmd", "gear/cmd"))}
+# make_run's action_bias per run: the untrained navigation policy otherwise asks for speed 0 and stands still
+BIAS = {"ppo_nav": {1: 6.0}}
+# the graph's arithmetic per run (float32 unless listed). The navigation loop turns the float32 difference
+# between onnxruntime's and torch's actions (about 1e-6) into different episodes (its range and AWD
+# thresholds, its stuck clock), so its episode compares the runtime with the model's network in float64.
+DTYPE = {"ppo_nav": "float64"}
 
 
-def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0):
+def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0, action_bias: dict | None = None,
+             action_weight_std: float = 0.5):
     """A run directory as train.py leaves it (model.zip, config.yaml, vecnormalize.pkl), with an untrained
-    model whose action layer is scaled up so that its actions move the vehicle, and normaliser statistics
-    gathered from random driving."""
+    model whose action layer is scaled up so that its actions move the vehicle (``action_bias``: component
+    -> bias of the action layer, to push a component's mean), and normaliser statistics gathered from random
+    driving."""
     venv = gymnasium.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", config=env_config,
                               autoreset_mode="SameStep")
     env = VecNormalize(RangerSB3VecEnv(venv), norm_obs=True, norm_reward=False)
@@ -62,8 +71,10 @@ def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0):
     torch.manual_seed(seed)
     layer = model.policy.action_net if algo == "ppo" else model.policy.actor.mu
     with torch.no_grad():
-        layer.weight.normal_(0.0, 0.5)
+        layer.weight.normal_(0.0, action_weight_std)
         layer.bias.normal_(0.0, 0.3)
+        for j, bias in (action_bias or {}).items():
+            layer.bias[j] = bias
     run = tmp_path / f"{algo}_run"
     if run.exists():
         run = tmp_path / f"{algo}_run_{env_id.split('/')[-1]}"
@@ -77,10 +88,10 @@ def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0):
     return run / "model.zip", model
 
 
-def export_run(tmp_path, algo, env_id, env_config):
-    model_zip, model = make_run(tmp_path, algo, env_id, env_config)
+def export_run(tmp_path, algo, env_id, env_config, action_bias=None, dtype="float32"):
+    model_zip, model = make_run(tmp_path, algo, env_id, env_config, action_bias=action_bias)
     out = tmp_path / f"{algo}_policy"
-    assert export_main([str(model_zip), "--out", str(out)]) == 0
+    assert export_main([str(model_zip), "--out", str(out), "--dtype", dtype]) == 0
     return model_zip, model, out
 
 
@@ -92,7 +103,8 @@ def exported(tmp_path_factory):
     def get(which):
         if which not in cache:
             algo, task, _ = RUNS[which]
-            cache[which] = export_run(tmp_path_factory.mktemp(which), algo, *task)
+            cache[which] = export_run(tmp_path_factory.mktemp(which), algo, *task, BIAS.get(which),
+                                      DTYPE.get(which, "float32"))
         return cache[which]
 
     return get
@@ -142,17 +154,47 @@ def host_inputs(batch) -> dict:
     return inputs
 
 
+def network_in_float64(model, normalizer, batch):
+    """The model's deterministic action computed by its own network (torch) in float64, for a single Dict
+    observation: the run's normalisation, then the policy's layers with the float32 weights in double."""
+    observer = batch.observer
+    space = model.action_space
+    actor = DeterministicActor(copy.deepcopy(model.policy), observer.slices, space.low, space.high).double().eval()
+
+    def normalized(name, x):  # VecNormalize's formula, without its cast of the result to float32
+        if name not in normalizer.norm_obs_keys:
+            return x
+        rms = normalizer.obs_rms[name]
+        return np.clip((x - rms.mean) / np.sqrt(rms.var + normalizer.epsilon), -normalizer.clip_obs,
+                       normalizer.clip_obs)
+
+    def policy(obs):
+        x = np.concatenate([normalized(name, np.asarray(obs[name])[None]).reshape(1, -1) for name in observer.slices],
+                           axis=1)
+        with torch.no_grad(), observations_as_given():
+            return actor(torch.as_tensor(x)).numpy()[0]
+
+    return policy
+
+
 @pytest.mark.parametrize("which", ["ppo", "sac", "ppo_gear", "ppo_nav"])
 def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(exported, which):
     """Reports in, commands out: the runtime drives the environment for a whole episode; every message it
     returns is what the environment sends the DBW layer for that action (and the AWD switch it asks for is
-    the one the environment sets), and the return is the SB3 model's."""
+    the one the environment sets), and the return is the SB3 model's (for navigation, in float64: ``DTYPE``)."""
     env_id, env_config = RUNS[which][1]
     model_zip, model, out = exported(which)
-    policy = SB3Policy(model, load_run_normalizer(model_zip))
     seed = 11
 
     env = gymnasium.make(env_id, config=env_config)
+    if DTYPE.get(which, "float32") == "float32":
+        policy = SB3Policy(model, load_run_normalizer(model_zip))
+    else:
+        policy = network_in_float64(model, load_run_normalizer(model_zip), env.unwrapped._batch)
+        obs = collect(env_id, env_config, 50, seed=2)
+        single = [{k: v[i] for k, v in obs.items()} for i in range(50)]
+        sb3 = SB3Policy(model, load_run_normalizer(model_zip))(obs)
+        assert np.abs(np.array([policy(o) for o in single]) - sb3).max() < 1e-5  # the same model
     obs, _ = env.reset(seed=seed)
     sb3_return, sb3_steps, done = 0.0, 0, False
     while not done:
@@ -174,13 +216,14 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
     batch.sim.step = recording_step
     obs, _ = env.reset(seed=seed)
     runtime_return, done, steps, topics, gears, drive_modes = 0.0, False, 0, set(), [], set()
+    speeds, sent_messages = [], []
     while not done:
         reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
                    dbw_reports(batch.sim.params, batch.sim.state).items()}
         built = runtime.observation(reports, host_inputs(batch))
         np.testing.assert_array_equal(built, flat(runtime, {k: v[None] for k, v in obs.items()})[0])
         messages = runtime.step(reports, host_inputs(batch))
-        obs, reward, term, trunc, _ = env.step(runtime.last_action)
+        obs, reward, term, trunc, info = env.step(runtime.last_action)
         cmd = sent[-1]
         for topic, fields in COMMAND_MESSAGES.items():
             fresh = [f for f, m in fields.items() if m is None]
@@ -196,6 +239,8 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
         gears.append(cmd["gear_cmd"])
         topics |= messages.keys()
         runtime_return += reward
+        speeds.append(abs(info["speed_mps"]))
+        sent_messages.append(messages)
         done = term or trunc
         steps += 1
     assert gears[0] != GEAR_NONE  # the first step shifts into a range
@@ -203,8 +248,9 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
     assert steps == sb3_steps
     assert abs(runtime_return - sb3_return) <= 1e-6 * abs(sb3_return)
     assert abs(sb3_return) > 1.0
-    if which == "ppo_nav":
-        assert drive_modes  # the AWD switch the runtime asks for was compared on every step
+    if which == "ppo_nav":  # the policy drives: it steers both ways, shifts range and moves the AWD switch
+        assert len(drive_modes) >= 2 and len({g for g in gears if g != GEAR_NONE}) == 2 and max(speeds) > 3.0
+        assert np.ptp([m["steering/cmd"]["cmd"] for m in sent_messages]) > 0.1
 
 
 @pytest.mark.parametrize("name", [n for n, cls in ACTION_MODES.items() if cls.components])
