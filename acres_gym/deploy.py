@@ -536,16 +536,15 @@ class PolicyRuntime:
             raise ManifestError(f"manifest.onnx = {name!r}: not a graph onnxruntime loads "
                                 f"({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})") from None
         inputs = {i.name: i.shape for i in self.session.get_inputs()}
-        types = {i.name: i.type for i in self.session.get_inputs()}
-        graph_dtype = {"tensor(float)": "float32", "tensor(double)": "float64"}.get(types.get(self._input))
-        if graph_dtype is None or graph_dtype != self._dtype.__name__:
-            raise ManifestError(f"manifest.observation.dtype = {self._dtype.__name__!r}: the graph's input "
-                                f"{self._input!r} is {types.get(self._input)}")
         outputs = {o.name: o.shape for o in self.session.get_outputs()}
         if list(inputs) != [self._input] or inputs[self._input][-1] not in (self.width, None) \
                 and not isinstance(inputs[self._input][-1], str):
             raise ManifestError(f"manifest.onnx_input = {self._input!r}: the graph takes {inputs}; expected one "
                                 f"input of width {self.width}")
+        graph_dtype = {"tensor(float)": "float32", "tensor(double)": "float64"}.get(self.session.get_inputs()[0].type)
+        if graph_dtype != self._dtype.__name__:
+            raise ManifestError(f"manifest.observation.dtype = {self._dtype.__name__!r}: the graph's input "
+                                f"{self._input!r} is {self.session.get_inputs()[0].type}")
         if self._output not in outputs:
             raise ManifestError(f"manifest.onnx_output = {self._output!r}: the graph gives {list(outputs)}")
         probe = np.clip(np.zeros(self.width), self._low, self._high)

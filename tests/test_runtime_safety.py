@@ -293,6 +293,8 @@ def test_tampered_manifests_are_refused_naming_the_key(policies, tmp_path):
         (("observation", "items", 1, "report_fields"), ["nowhere.nothing"], "report_fields"),
         (("observation", "width"), good["observation"]["width"] + 1, "width"),
         (("observation", "report_kinds", "gear.gear"), "z", "report_kinds"),
+        (("observation", "dtype"), "float64", "dtype"), (("observation", "dtype"), "int8", "dtype"),
+        (("observation", "items", 2, "meaning"), _DELETE, "meaning"),
         (("onnx",), "../policy.onnx", "onnx"), (("onnx",), "absent.onnx", "onnx"),
         (("onnx_input",), "obs", "onnx_input"),
         (("format",), "acres_gym.policy/1", "format"),
