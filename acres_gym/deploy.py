@@ -446,6 +446,8 @@ class PolicyRuntime:
         if offset != self.width:
             raise ManifestError(f"{where}.width = {self.width}; the items hold {offset} values")
         self._slices = [slice(i["offset"], i["offset"] + int(np.prod(i["shape"]))) for i in items]
+        self._field_range = {f: _range_text(i["low"], i["high"], i["unit"]) for i in items if i["source"] == "report"
+                             for f in i["report_fields"]}
         self.report_fields = sorted({f for i in items if i["source"].startswith("report") for f in i["report_fields"]})
         self.host_inputs = {i["name"]: tuple(i["shape"]) for i in items if i["source"] in ("body", "task")}
 
@@ -590,7 +592,8 @@ class PolicyRuntime:
                     raise UnsafeCommandError(f"{where}: {key} = {_show(value)}; allowed: true or false")
                 return np.array([float(value)])
             if not _is_real(value):
-                raise UnsafeCommandError(f"{where}: {key} = {_show(value)}; allowed: a number"
+                raise UnsafeCommandError(f"{where}: {key} = {_show(value)}; allowed: "
+                                         + self._field_range.get(key, "a number")
                                          + (" (NaN when the vehicle marks it invalid)" if key in NAN_REPORT_FIELDS
                                             else ""))
             x = float(value)
@@ -598,7 +601,8 @@ class PolicyRuntime:
                 raise UnsafeCommandError(f"{where}: {key} = {_show(value)}; allowed: an integer ds_dbw enum value "
                                          f"in [0, {GEAR_CMD_MAX}]")
             if math.isinf(x) or (math.isnan(x) and key not in NAN_REPORT_FIELDS):
-                raise UnsafeCommandError(f"{where}: {key} = {_show(value)}; allowed: a finite number"
+                raise UnsafeCommandError(f"{where}: {key} = {_show(value)}; allowed: "
+                                         + self._field_range.get(key, "a finite number")
                                          + (" or NaN (invalid)" if key in NAN_REPORT_FIELDS else ""))
             return np.array([x])
 
