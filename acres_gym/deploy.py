@@ -39,14 +39,17 @@ of the graph finite and within [-1, 1], and every command message field within i
 anything else raises ``UnsafeCommandError`` (a ``ValueError``) whose one-line message names the field, the
 value and the allowed range. Nothing is replaced silently: an absent lateral error is not "on the path",
 an infinite value is not its bound. ``safe_stop(reports)`` is the command set to send instead, every control
-step, until the vehicle stands: throttle 0, the brake at the vehicle's stop-hold pressure (the manifest's
-``vehicle.stop_brake_pct``, a firm stop inside the DBW limits), the steering wheel held where it is.
+step, until the vehicle stands: throttle 0, the brake at the vehicle's stop-hold brake (the manifest's
+``vehicle.ulc_stop_brake_pct`` percent of full scale, a firm stop inside the DBW limits, or
+``PolicyRuntime(..., stop_brake_pct=)``), the steering wheel held where it is.
 
 The DBW ranges come from the command spec (``acres_gym.dbw.command.COMMAND_SPEC``: which fields each
 message has, their kinds and units, the modes each mode field accepts) and the vehicle's limits in the
 manifest (``vehicle``: the angle, curvature and yaw-rate command ranges and the full-scale brake pressure,
 each checked against the parameter schema's bounds, ``acres_gym.schema``): the setpoint of a message is
-within the range of its mode (``setpoint_range``); rate and limit fields are finite and at least 0
+within the range of its mode (``setpoint_range``: those limits, 0..100 % for pedals and +-100 % for the
+steering percent mode, the ULC decoder's velocity and acceleration ranges, the same figures the DBW model
+clamps to); rate and limit fields are finite and at least 0
 (0 = the firmware default; the steering rate and acceleration within their message ranges); a gear command
 is H or L (the ranges an action mode shifts to); flags are booleans.
 
@@ -54,8 +57,9 @@ The manifest is checked as it loads (``ManifestError``, an ``UnsafeCommandError`
 format, ``control_hz`` (a whole number of physics ticks, at least ``MIN_CONTROL_HZ``), every observation
 item (offsets, shapes, bounds, normalisation), the command map and constants (every command an action in
 [-1, 1] can give is within the DBW ranges: the map is piecewise linear, so its extremes are at -1, 0 and
-1), the gear and AWD axes, and the graph (its input and output sizes, and a finite action for the
-zero observation: a NaN weight shows there).
+1), the gear and AWD axes, and the graph (its input name and dtype, its output size, and an action in
+[-1, 1] for the zero observation: a NaN weight shows there; the graph's output is checked at every step
+as well).
 
 Engaging the DBW system (the ``enable`` topic or the vehicle's button) is the operator's act, not the
 runtime's: the policy observes ``dbw_enabled`` and drives the same whether or not it is engaged.
@@ -152,7 +156,7 @@ DRIVE_MODES = (DRIVE_TURF, DRIVE_TWO_WHEEL, DRIVE_ALL_WHEEL)
 # Report fields the node publishes as NaN in normal driving (a command echo while a subsystem is not
 # enabled): the observation carries their validity (``report_valid``), so NaN there is a value, not an error.
 NAN_REPORT_FIELDS = frozenset(DERIVED["report_valid"][1])
-SOURCES = ("report", "report_derived", "body", "task", "action")  # the observation sources the runtime builds
+OBSERVATION_SOURCES = ("report", "report_derived", "body", "task", "action")  # what the runtime builds
 _MAX_ELEMENTS = 1 << 20  # an observation this wide is not a policy's
 
 
@@ -407,8 +411,8 @@ class PolicyRuntime:
             _string(item, "unit", w)
             _string(item, "meaning", w)
             source = _key(item, "source", w)
-            if source not in SOURCES:
-                raise ManifestError(f"{w}.source = {_show(source)}; allowed: {', '.join(SOURCES)}")
+            if source not in OBSERVATION_SOURCES:
+                raise ManifestError(f"{w}.source = {_show(source)}; allowed: {', '.join(OBSERVATION_SOURCES)}")
             shape = _key(item, "shape", w)
             if not isinstance(shape, list) or not shape or not all(isinstance(s, int) and not isinstance(s, bool)
                                                                  and 1 <= s <= _MAX_ELEMENTS for s in shape):
