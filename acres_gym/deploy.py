@@ -361,6 +361,9 @@ class PolicyRuntime:
         self.control_hz = hz
         p = _SCHEMA["command_timeout_s"]
         self.command_timeout_s = _number(m, "command_timeout_s", "manifest", p.lo, p.hi)
+        if 1.0 / hz > self.command_timeout_s + 1e-9:  # each command must arrive before the last one times out
+            raise ManifestError(f"manifest.command_timeout_s = {self.command_timeout_s:g}: shorter than the control "
+                                f"period 1 / control_hz = {1.0 / hz:g} s; allowed: at least {1.0 / hz:g} s")
         vehicle = _key(m, "vehicle", "manifest")
         self.vehicle = {}
         for name in VEHICLE_LIMITS:

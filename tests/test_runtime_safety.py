@@ -260,6 +260,7 @@ def test_tampered_manifests_are_refused_naming_the_key(policies, tmp_path):
     cases = [
         (("control_hz",), 0, "control_hz"), (("control_hz",), 7, "control_hz"), (("control_hz",), 240, "control_hz"),
         (("control_hz",), "20", "control_hz"), (("control_hz",), 20.0, "control_hz"),
+        (("command_timeout_s",), 0.04, "command_timeout_s"), (("command_timeout_s",), math.nan, "command_timeout_s"),
         (("vehicle", "brake_max_bar"), -5.0, "brake_max_bar"),
         (("vehicle", "brake_max_bar"), math.inf, "brake_max_bar"),
         (("vehicle", "steer_command_deg"), math.nan, "steer_command_deg"),
