@@ -9,41 +9,59 @@ when the run normalised its observations) and writes two files to ``--out``:
     The deterministic action of the policy (PPO: the Gaussian's mean clipped to the action space, as
     ``model.predict(..., deterministic=True)``; SAC: tanh of the mean). Input ``observation``:
     float32 (batch, width), the *normalised* observation in the manifest's order; output ``action``:
-    float32 (batch, k) in [-1, 1].
+    float32 (batch, k) in [-1, 1]. ``--dtype float64`` writes the same weights computing in double
+    precision (input and output float64): a check of the runtime against the model's network without
+    float32 rounding, which a closed loop with thresholds (the range and AWD axes) can turn into a
+    different episode.
 ``manifest.json``
     Everything the runtime (``acres_gym.deploy``) needs besides the graph, derived from the environment
     the run trained on (its observation items and action mode, ``acres_gym.envs``), not written by hand:
 
     - ``observation.items``: in order, each with its offset and shape in the flat vector, unit, meaning,
       ``source`` (``report``: DBW report fields copied; ``report_derived``: computed from report fields by
-      ``acres_gym.dbw.report_values``; ``body``: IMU / localisation; ``task``: the planner's reference;
-      ``action``: the runtime's own previous action), the report fields it reads, the clip bounds and its
-      normalisation (``mean`` and ``var`` per element: ``clip((x - mean) / sqrt(var + epsilon), -clip,
-      clip)``; none when the run did not normalise);
+      ``acres_gym.dbw.report_values``; ``body``: IMU / localisation; ``task``: the planner's reference or
+      the navigation task's goal and map; ``action``: the runtime's own previous action), the report fields
+      it reads, its bounds and its normalisation (``mean`` and ``var`` per element: ``clip((x - mean) /
+      sqrt(var + epsilon), -clip, clip)``; none when the run did not normalise); ``report_kinds``, the kind
+      of every report field read (``f`` number, ``i`` enum, ``b`` flag);
+    - ``host_inputs``: the items the host supplies (``body`` and ``task``), with shape, unit, bounds and
+      meaning; the navigation task's ``goal`` with its two components (distance, m, and bearing in the
+      vehicle frame, rad, left +) and ``local_map`` with its channels (name, unit, meaning), cell size,
+      rows and columns, extent ahead, behind and to each side, and frame (heading-up from the rear-axle
+      midpoint, row 0 farthest ahead, column 0 farthest left): the host builds it from its own map;
     - ``action``: the mode, its components and options, and for every DBW command field it writes
       (``acres_gym.dbw.command`` names, with the ds_dbw message and field) either a constant or the
       component it follows, ``value = offset + gain_pos x a`` for a >= 0 and ``offset + gain_neg x a``
       below, found by probing the action mode's own ``write`` and checked on random actions; the gear
-      axis (if any) and the range sent on the first step of a drive;
-    - ``control_hz``, the task's previews (``speed_preview_s``, ``path_preview_m``) and the vehicle's
-      ``brake_max_bar`` (percent brake reports to bar).
+      axis and the AWD-switch axis (if any: the component, threshold and what each side asks for) and the
+      range sent on the first step of a drive;
+    - ``control_hz``, the task (its name and, for path and speed tasks, ``speed_preview_s`` and
+      ``path_preview_m``) and the vehicle's command limits the runtime checks messages against
+      (``acres_gym.deploy.VEHICLE_LIMITS``: the angle, curvature and yaw-rate command ranges, the
+      full-scale brake pressure that also turns percent brake reports to bar, and the stop-hold brake
+      ``safe_stop`` sends).
 
 After writing, the export runs the files through the runtime on 200 observations of the environment
 (seeded random actions) and compares the actions with the model's (``check`` in the manifest); a
-difference above 1e-5 is an error. A missing model, a run without its ``config.yaml``, a run whose config
-normalised observations without its ``vecnormalize.pkl``, a damaged run file (``acres_gym.agents.run_files``)
-or a model whose spaces differ from its environment's stop with a one-line message and exit status 2. Run
-files are code (pickles): export only runs you trust; one outside your runs directory gets a warning.
+difference above 1e-5 is an error, and so is a manifest the runtime refuses (a command outside its DBW
+range for some action, such as a steering rate beyond SteeringCmd's range). A missing model, a run without
+its ``config.yaml``, a run whose config normalised observations without its ``vecnormalize.pkl``, a damaged
+run file (``acres_gym.agents.run_files``) or a model whose spaces differ from its environment's stop with a
+one-line message and exit status 2. Run files are code (pickles): export only runs you trust; one outside
+your runs directory gets a warning.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import copy
 import json
 import sys
 import warnings
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 import gymnasium
 import numpy as np
@@ -52,11 +70,28 @@ import torch
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.agents import run_files
 from acres_gym.agents.sb3_models import SB3Policy
-from acres_gym.constants import GEAR_HIGH, GEAR_LOW, GEAR_NONE
+from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TURF, DRIVE_TWO_WHEEL, GEAR_HIGH, GEAR_LOW, GEAR_NONE
 from acres_gym.dbw.command import COMMAND_MODES, make_commands
-from acres_gym.deploy import COMMAND_MESSAGES, MANIFEST_FORMAT, PolicyRuntime, command_unit, command_value
+from acres_gym.dbw.reports import REPORT_FIELDS
+from acres_gym.deploy import (
+    COMMAND_MESSAGES,
+    MANIFEST_FORMAT,
+    VEHICLE_LIMITS,
+    PolicyRuntime,
+    command_unit,
+    command_value,
+)
 from acres_gym.envs.actions import RANGE_THRESHOLD
 from acres_gym.envs.observations import ITEMS, SOURCES
+
+# The navigation task's local_map channels (acres_gym.envs.tasks.navigation.MAP_CHANNELS): unit and meaning.
+MAP_CHANNEL_INFO = {
+    "height": ("m", "terrain height at the cell centre minus the height under the rear-axle midpoint"),
+    "grade": ("1", "slope of the terrain along the vehicle's heading at the cell centre (tan, + uphill)"),
+    "traction": ("1", "steepest grade a hill start climbs there in L / AWD (tan; < 0 where even level ground "
+                      "stalls), from the soil and wetness of the nearest map cell"),
+    "no_go": ("0 / 1", "1 in a no-go area (water, dense vegetation) at the nearest map cell"),
+}
 
 ONNX_NAME = "policy.onnx"
 MANIFEST_NAME = "manifest.json"
@@ -86,13 +121,24 @@ class DeterministicActor(torch.nn.Module):
         return torch.maximum(torch.minimum(action, self.high), self.low)
 
 
+@contextlib.contextmanager
+def observations_as_given():
+    """Within it, SB3 policies take their observations in the dtype given: its ``preprocess_obs`` casts a Box
+    observation to float32 (``.float()``), which would undo a float64 network. Box observations need no other
+    preprocessing (no images, no discrete entries: every acres_gym observation is a float32 Box)."""
+    from stable_baselines3.common import policies
+
+    with mock.patch.object(policies, "preprocess_obs", lambda obs, space, normalize_images=True: obs):
+        yield
+
+
 def _env_of_run(config: dict):
     """The environment a run trained on (one vehicle) and its ``RangerBatch``."""
     env = gymnasium.make(config["env_id"], config=config.get("task_config") or config.get("env_config"))
     return env, env.unwrapped._batch
 
 
-def observation_manifest(batch, normalizer) -> dict:
+def observation_manifest(batch, normalizer, dtype: str = "float32") -> dict:
     """The observation part of the manifest: items in order, with offsets, units, sources, bounds and
     normalisation."""
     observer = batch.observer
@@ -114,10 +160,14 @@ def observation_manifest(batch, normalizer) -> dict:
     if normalizer is not None and normalizer.norm_obs:
         norm = {"epsilon": float(normalizer.epsilon), "clip": float(normalizer.clip_obs),
                 "formula": "clip((x - mean) / sqrt(var + epsilon), -clip, clip), per element, in float64"}
-    return {"width": observer.width, "dtype": "float32", "items": items, "normalization": norm,
+    kinds = {f"{m}.{f}": kind for m, f, kind in REPORT_FIELDS}
+    read = sorted({f for i in items for f in i["report_fields"]})
+    return {"width": observer.width, "dtype": dtype, "items": items, "normalization": norm,
+            "report_kinds": {f: kinds[f] for f in read},
             "sources": {key: SOURCES[key] for key in sorted({i["source"] for i in items})},
-            "absent_values": "a NaN report value becomes 0 (its report_valid flag says so); every value is clipped "
-                             "to [low, high]"}
+            "absent_values": "a NaN value of a report field whose validity report_valid carries becomes 0; any other "
+                             "NaN, an infinite value or a value outside [low, high] is an error (the runtime raises "
+                             "UnsafeCommandError)"}
 
 
 def _message_of(field: str) -> tuple[str, str] | None:
@@ -131,7 +181,8 @@ def command_map(mode, rng: np.random.Generator) -> dict:
     """How the action mode turns an action into DBW command fields, found by probing ``mode.write`` at 0
     and +-1 on each component and checked on random actions (see the module docstring)."""
     k = mode.flat_dim
-    linear = [j for j in range(k) if not (mode.gear_axis and j == k - 1)]  # the gear axis is a threshold
+    axes = [mode.components.index(c) for c in ("range", "drive_mode") if c in mode.components]
+    linear = [j for j in range(k) if j not in axes]  # the gear and AWD axes are thresholds
     probes = [np.zeros(k)]
     for j in linear:
         for sign in (1.0, -1.0):
@@ -161,7 +212,7 @@ def command_map(mode, rng: np.random.Generator) -> dict:
     # check on random actions (gear axis in its dead band: no gear message)
     a = rng.uniform(-1.0, 1.0, (PROBE_ACTIONS, k))
     if mode.gear_axis:
-        a[:, -1] = rng.uniform(-RANGE_THRESHOLD, RANGE_THRESHOLD, PROBE_ACTIONS) * 0.99
+        a[:, mode.components.index("range")] = rng.uniform(-RANGE_THRESHOLD, RANGE_THRESHOLD, PROBE_ACTIONS) * 0.99
     cmd = make_commands(PROBE_ACTIONS).view(np.ndarray)
     mode.write(cmd, a, np.ones(PROBE_ACTIONS, dtype=bool))
     for f in fields:
@@ -185,16 +236,22 @@ def action_manifest(batch, rng: np.random.Generator) -> dict:
                  unit=command_unit(f["field"], consts))
     sent = sorted(topic for topic, fields in COMMAND_MESSAGES.items()
                   if any(consts.get(name) is True and name.endswith("_fresh") for name in fields))
-    gear = None
+    gear = drive = None
     if mode.gear_axis:
-        gear = {"component": mode.flat_dim - 1, "threshold": RANGE_THRESHOLD, "at_or_above": GEAR_HIGH,
+        gear = {"component": mode.components.index("range"), "threshold": RANGE_THRESHOLD, "at_or_above": GEAR_HIGH,
                 "at_or_below_negative": GEAR_LOW, "between": GEAR_NONE,
                 "rule": "a GearCmd with the requested range when it differs from the gear engaged or being shifted "
                         "to (GearReport.cmd, or GearReport.gear before any accepted command)"}
+    if mode.drive_axis:
+        drive = {"component": mode.components.index("drive_mode"), "threshold": RANGE_THRESHOLD,
+                 "at_or_above": DRIVE_ALL_WHEEL, "at_or_below_negative": DRIVE_TURF, "between": DRIVE_TWO_WHEEL,
+                 "rule": "the AWD switch position asked for (DRIVE_*: 0 turf, 1 2wd, 2 awd); not a DBW command: "
+                         "the runtime's drive_mode_request, which the host sets"}
     return {
         "mode": mode.name, "components": list(mode.components), "dim": mode.flat_dim, "low": -1.0, "high": 1.0,
         "options": dict(mode.options),
         "commands": cmap["fields"], "constants": consts, "messages": sent, "gear_axis": gear,
+        "drive_axis": drive,
         "first_step_gear": GEAR_HIGH,
         "first_step_gear_rule": "on the first step of a drive a GearCmd for H (DRIVE) is sent unless the gear axis "
                                 "sends one",
@@ -202,25 +259,77 @@ def action_manifest(batch, rng: np.random.Generator) -> dict:
     }
 
 
-def build_manifest(config: dict, batch, normalizer, model_path: Path, rng: np.random.Generator) -> dict:
-    task = batch.task.options
+def host_inputs_manifest(batch) -> dict:
+    """The observation items the host supplies (IMU, planner, map), each with its shape, unit, bounds and
+    meaning; the navigation task's ``goal`` and ``local_map`` with their components, channels and frame."""
+    observer, task = batch.observer, batch.task
+    out = {}
+    for name in observer.names:
+        item = ITEMS[name]
+        if item.source not in ("body", "task"):
+            continue
+        space = observer.space[name]
+        entry = {"shape": list(observer.slices[name][1]), "unit": item.unit, "source": item.source,
+                 "meaning": item.meaning, "low": float(np.min(space.low)), "high": float(np.max(space.high))}
+        if name == "goal":
+            entry["components"] = [
+                {"name": "distance", "unit": "m", "meaning": "distance from the rear-axle midpoint to the goal"},
+                {"name": "bearing", "unit": "rad", "meaning": "direction of the goal in the vehicle frame (x forward, "
+                 "y left, from the rear-axle midpoint): atan2(left, forward), positive left, in [-pi, pi]"}]
+        if name == "local_map":
+            m = task.options["local_map"]
+            cell, rows, cols, behind = float(m["cell_m"]), int(m["rows"]), int(m["cols"]), float(m["behind_m"])
+            entry.update({
+                "channels": [{"name": c, "unit": MAP_CHANNEL_INFO[c][0], "meaning": MAP_CHANNEL_INFO[c][1]}
+                             for c in m["channels"]],
+                "layout": "(channels, rows, cols)", "cell_m": cell, "rows": rows, "cols": cols,
+                "extent_m": {"ahead": rows * cell - behind, "behind": behind, "left": cols * cell / 2.0,
+                             "right": cols * cell / 2.0},
+                "frame": "heading-up, horizontal, from the rear-axle midpoint: row 0 is the farthest ahead, column 0 "
+                         "the farthest left; the centre of cell (r, q) lies (ahead - (r + 0.5) cell_m) forward and "
+                         "(cols / 2 - q - 0.5) cell_m to the left",
+            })
+        out[name] = entry
+    return out
+
+
+def task_manifest(batch) -> dict:
+    """The task the policy was trained on: its name and the previews of a path or speed task."""
+    o = batch.task.options
+    out = {"name": batch.task.name}
+    for key in ("speed_preview_s", "path_preview_m"):
+        if key in o:
+            out[key] = [float(x) for x in o[key]]
+    return out
+
+
+def build_manifest(config: dict, batch, normalizer, model_path: Path, rng: np.random.Generator,
+                   dtype: str = "float32") -> dict:
+    params = batch.sim.params
     return {
         "format": MANIFEST_FORMAT,
         "onnx": ONNX_NAME, "onnx_input": "observation", "onnx_output": "action",
         "trained": {"model": str(model_path), "algo": config["algo"], "env_id": config["env_id"],
                     "total_steps": config.get("total_steps"), "seed": config.get("seed")},
         "control_hz": int(batch.control_hz),
-        "command_timeout_s": float(batch.sim.params.command_timeout_s[0]),
-        "vehicle": {"brake_max_bar": float(batch.sim.params.brake_max_bar[0])},
-        "task": {"speed_preview_s": [float(x) for x in task["speed_preview_s"]],
-                 "path_preview_m": [float(x) for x in task["path_preview_m"]]},
-        "observation": observation_manifest(batch, normalizer),
+        "command_timeout_s": float(params.command_timeout_s[0]),
+        "vehicle": {name: float(params[name][0]) for name in VEHICLE_LIMITS},
+        "task": task_manifest(batch),
+        "host_inputs": host_inputs_manifest(batch),
+        "observation": observation_manifest(batch, normalizer, dtype),
         "action": action_manifest(batch, rng),
     }
 
 
-def export(model_path: str | Path, out: str | Path) -> dict:
-    """Write ``policy.onnx`` and ``manifest.json`` of a ``train.py`` run to ``out``; returns the manifest."""
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def export(model_path: str | Path, out: str | Path, dtype: str = "float32") -> dict:
+    """Write ``policy.onnx`` and ``manifest.json`` of a ``train.py`` run to ``out``; returns the manifest.
+    ``dtype`` is the graph's arithmetic: float32 as the model computes, or float64 (the same weights computed
+    in double precision: to compare the runtime with the model's network without float32 rounding)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype = {dtype!r}; allowed: {', '.join(DTYPES)}")
     model_path = Path(model_path)
     files, config = run_files.load_run(model_path)  # missing, damaged or half-saved run files: RunFileError
     normalizer = run_files.load_normalizer(files, config)  # required when the config normalised observations
@@ -229,7 +338,7 @@ def export(model_path: str | Path, out: str | Path) -> dict:
     if model.observation_space != batch.observation_space or model.action_space != batch.action_space:
         raise ValueError(f"{model_path}: the model's observation or action space differs from its environment's "
                          f"({config['env_id']} with the run's config)")
-    manifest = build_manifest(config, batch, normalizer, model_path, np.random.default_rng(0))
+    manifest = build_manifest(config, batch, normalizer, model_path, np.random.default_rng(0), dtype)
     observations = sample_observations(env, CHECK_OBSERVATIONS)
     env.close()
 
@@ -237,11 +346,13 @@ def export(model_path: str | Path, out: str | Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     observer = batch.observer
     space = model.action_space
-    actor = DeterministicActor(model.policy, observer.slices, space.low, space.high).eval()
-    example = torch.zeros((1, observer.width), dtype=torch.float32)
+    policy = model.policy if dtype == "float32" else copy.deepcopy(model.policy)
+    actor = DeterministicActor(policy, observer.slices, space.low, space.high).to(DTYPES[dtype]).eval()
+    example = torch.zeros((1, observer.width), dtype=DTYPES[dtype])
     # The TorchScript exporter (dynamo=False): the torch.export one needs onnxscript. Its deprecation notice and
     # the tracer's note on the distribution's argument check (a constant for a traced graph) are expected.
-    with warnings.catch_warnings():
+    as_given = observations_as_given() if dtype == "float64" else contextlib.nullcontext()
+    with warnings.catch_warnings(), as_given:
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
         torch.onnx.export(actor, (example,), str(out / ONNX_NAME), input_names=["observation"],
@@ -278,9 +389,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Export a trained policy as ONNX with its manifest.")
     parser.add_argument("model", help="a train.py run's model.zip (config.yaml beside it)")
     parser.add_argument("--out", required=True, help="directory for policy.onnx and manifest.json")
+    parser.add_argument("--dtype", choices=list(DTYPES), default="float32",
+                        help="the graph's arithmetic (default float32, as the model computes)")
     args = parser.parse_args(argv)
     try:
-        manifest = export(args.model, args.out)
+        manifest = export(args.model, args.out, args.dtype)
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"acres_gym.agents.export: {msg}", file=sys.stderr)

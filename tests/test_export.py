@@ -3,6 +3,7 @@ commands against the stable-baselines3 model and the environment's own DBW comma
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import yaml
 from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401
-from acres_gym.agents.export import command_map, sample_observations
+from acres_gym.agents.export import DeterministicActor, command_map, observations_as_given, sample_observations
 from acres_gym.agents.export import main as export_main
 from acres_gym.agents.sb3_models import SB3Policy, build_model, load_run_normalizer
 from acres_gym.constants import GEAR_NONE
@@ -25,6 +26,7 @@ from acres_gym.envs.actions import ACTION_MODES
 from acres_gym.envs.config import plain
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 from acres_gym.params import load_vehicle
+from acres_gym.registration import ENVIRONMENTS
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
@@ -35,16 +37,27 @@ FLAT = {"max_episode_s": 10.0,
 SPEED = ("acres_gym/RangerSpeedTracking-v2", {**FLAT, "task_options": {"spawn_xy_m": [-80.0, 0.0]}})
 PATH = ("acres_gym/RangerPathFollowing-v2", FLAT)
 GEAR = (SPEED[0], {**SPEED[1], "action_options": {"gear_axis": True}})
+# the navigation task as shipped (curvature and ULC speed, range and AWD-switch axes), shorter episodes
+NAV = ("acres_gym/RangerOffroadNavigation-v0", {"max_episode_s": 30.0})
 # run name -> (algorithm, (env id, env config), command messages its episodes send)
 RUNS = {"ppo": ("ppo", SPEED, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
         "sac": ("sac", PATH, ("steering/cmd", "ulc/cmd", "gear/cmd")),
-        "ppo_gear": ("ppo", GEAR, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd"))}
+        "ppo_gear": ("ppo", GEAR, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
+        "ppo_nav": ("ppo", NAV, ("steering/cmd", "ulc/cmd", "gear/cmd"))}
+# make_run's action_bias per run: the untrained navigation policy otherwise asks for speed 0 and stands still
+BIAS = {"ppo_nav": {1: 6.0}}
+# the graph's arithmetic per run (float32 unless listed). The navigation loop turns the float32 difference
+# between onnxruntime's and torch's actions (about 1e-6) into different episodes (its range and AWD
+# thresholds, its stuck clock), so its episode compares the runtime with the model's network in float64.
+DTYPE = {"ppo_nav": "float64"}
 
 
-def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0):
+def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0, action_bias: dict | None = None,
+             action_weight_std: float = 0.5):
     """A run directory as train.py leaves it (model.zip, config.yaml, vecnormalize.pkl), with an untrained
-    model whose action layer is scaled up so that its actions move the vehicle, and normaliser statistics
-    gathered from random driving."""
+    model whose action layer is scaled up so that its actions move the vehicle (``action_bias``: component
+    -> bias of the action layer, to push a component's mean), and normaliser statistics gathered from random
+    driving."""
     venv = gymnasium.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", config=env_config,
                               autoreset_mode="SameStep")
     env = VecNormalize(RangerSB3VecEnv(venv), norm_obs=True, norm_reward=False)
@@ -58,9 +71,13 @@ def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0):
     torch.manual_seed(seed)
     layer = model.policy.action_net if algo == "ppo" else model.policy.actor.mu
     with torch.no_grad():
-        layer.weight.normal_(0.0, 0.5)
+        layer.weight.normal_(0.0, action_weight_std)
         layer.bias.normal_(0.0, 0.3)
+        for j, bias in (action_bias or {}).items():
+            layer.bias[j] = bias
     run = tmp_path / f"{algo}_run"
+    if run.exists():
+        run = tmp_path / f"{algo}_run_{env_id.split('/')[-1]}"
     run.mkdir()
     model.save(str(run / "model.zip"))
     env.save(str(run / "vecnormalize.pkl"))
@@ -71,10 +88,10 @@ def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0):
     return run / "model.zip", model
 
 
-def export_run(tmp_path, algo, env_id, env_config):
-    model_zip, model = make_run(tmp_path, algo, env_id, env_config)
+def export_run(tmp_path, algo, env_id, env_config, action_bias=None, dtype="float32"):
+    model_zip, model = make_run(tmp_path, algo, env_id, env_config, action_bias=action_bias)
     out = tmp_path / f"{algo}_policy"
-    assert export_main([str(model_zip), "--out", str(out)]) == 0
+    assert export_main([str(model_zip), "--out", str(out), "--dtype", dtype]) == 0
     return model_zip, model, out
 
 
@@ -86,7 +103,8 @@ def exported(tmp_path_factory):
     def get(which):
         if which not in cache:
             algo, task, _ = RUNS[which]
-            cache[which] = export_run(tmp_path_factory.mktemp(which), algo, *task)
+            cache[which] = export_run(tmp_path_factory.mktemp(which), algo, *task, BIAS.get(which),
+                                      DTYPE.get(which, "float32"))
         return cache[which]
 
     return get
@@ -124,24 +142,59 @@ def test_runtime_actions_equal_the_sb3_deterministic_actions(exported, algo, tas
 
 
 def host_inputs(batch) -> dict:
-    """The non-report observation items, as the node hosting the runtime gets them from its IMU and planner."""
+    """The non-report observation items, as the node hosting the runtime gets them from its IMU, planner and
+    map (the navigation task's goal and local map)."""
     f = batch.frame
     t = f.task
-    return {"yaw_rate": f.yaw_rate_rad_s[0], "roll_pitch": [f.roll_rad[0], f.pitch_rad[0]],
-            "target_speed": t.target_speed[0], "lateral_error": t.lateral_error_m[0],
-            "heading_error": t.heading_error_rad[0], "path_points": t.path_points[0].ravel()}
+    inputs = {"yaw_rate": f.yaw_rate_rad_s[0], "roll_pitch": [f.roll_rad[0], f.pitch_rad[0]],
+              "target_speed": t.target_speed[0], "lateral_error": t.lateral_error_m[0],
+              "heading_error": t.heading_error_rad[0], "path_points": t.path_points[0].ravel()}
+    if t.goal is not None:
+        inputs.update(goal=t.goal[0], local_map=t.local_map[0])
+    return inputs
 
 
-@pytest.mark.parametrize("which", ["ppo", "sac", "ppo_gear"])
+def network_in_float64(model, normalizer, batch):
+    """The model's deterministic action computed by its own network (torch) in float64, for a single Dict
+    observation: the run's normalisation, then the policy's layers with the float32 weights in double."""
+    observer = batch.observer
+    space = model.action_space
+    actor = DeterministicActor(copy.deepcopy(model.policy), observer.slices, space.low, space.high).double().eval()
+
+    def normalized(name, x):  # VecNormalize's formula, without its cast of the result to float32
+        if name not in normalizer.norm_obs_keys:
+            return x
+        rms = normalizer.obs_rms[name]
+        return np.clip((x - rms.mean) / np.sqrt(rms.var + normalizer.epsilon), -normalizer.clip_obs,
+                       normalizer.clip_obs)
+
+    def policy(obs):
+        x = np.concatenate([normalized(name, np.asarray(obs[name])[None]).reshape(1, -1) for name in observer.slices],
+                           axis=1)
+        with torch.no_grad(), observations_as_given():
+            return actor(torch.as_tensor(x)).numpy()[0]
+
+    return policy
+
+
+@pytest.mark.parametrize("which", ["ppo", "sac", "ppo_gear", "ppo_nav"])
 def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(exported, which):
     """Reports in, commands out: the runtime drives the environment for a whole episode; every message it
-    returns is what the environment sends the DBW layer for that action, and the return is the SB3 model's."""
+    returns is what the environment sends the DBW layer for that action (and the AWD switch it asks for is
+    the one the environment sets), and the return is the SB3 model's (for navigation, in float64: ``DTYPE``)."""
     env_id, env_config = RUNS[which][1]
     model_zip, model, out = exported(which)
-    policy = SB3Policy(model, load_run_normalizer(model_zip))
     seed = 11
 
     env = gymnasium.make(env_id, config=env_config)
+    if DTYPE.get(which, "float32") == "float32":
+        policy = SB3Policy(model, load_run_normalizer(model_zip))
+    else:
+        policy = network_in_float64(model, load_run_normalizer(model_zip), env.unwrapped._batch)
+        obs = collect(env_id, env_config, 50, seed=2)
+        single = [{k: v[i] for k, v in obs.items()} for i in range(50)]
+        sb3 = SB3Policy(model, load_run_normalizer(model_zip))(obs)
+        assert np.abs(np.array([policy(o) for o in single]) - sb3).max() < 1e-5  # the same model
     obs, _ = env.reset(seed=seed)
     sb3_return, sb3_steps, done = 0.0, 0, False
     while not done:
@@ -162,14 +215,15 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
 
     batch.sim.step = recording_step
     obs, _ = env.reset(seed=seed)
-    runtime_return, done, steps, topics, gears = 0.0, False, 0, set(), []
+    runtime_return, done, steps, topics, gears, drive_modes = 0.0, False, 0, set(), [], set()
+    speeds, sent_messages = [], []
     while not done:
         reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
                    dbw_reports(batch.sim.params, batch.sim.state).items()}
         built = runtime.observation(reports, host_inputs(batch))
         np.testing.assert_array_equal(built, flat(runtime, {k: v[None] for k, v in obs.items()})[0])
         messages = runtime.step(reports, host_inputs(batch))
-        obs, reward, term, trunc, _ = env.step(runtime.last_action)
+        obs, reward, term, trunc, info = env.step(runtime.last_action)
         cmd = sent[-1]
         for topic, fields in COMMAND_MESSAGES.items():
             fresh = [f for f, m in fields.items() if m is None]
@@ -179,9 +233,14 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
                 if topic in messages and msg_field is not None and topic != "gear/cmd":
                     assert messages[topic][msg_field] == cmd[field], (steps, topic, msg_field)
         assert messages.get("gear/cmd", {"cmd": {"value": GEAR_NONE}})["cmd"]["value"] == cmd["gear_cmd"], steps
+        if runtime.drive_mode_request is not None:
+            assert runtime.drive_mode_request == cmd["drive_mode"], steps
+            drive_modes.add(runtime.drive_mode_request)
         gears.append(cmd["gear_cmd"])
         topics |= messages.keys()
         runtime_return += reward
+        speeds.append(abs(info["speed_mps"]))
+        sent_messages.append(messages)
         done = term or trunc
         steps += 1
     assert gears[0] != GEAR_NONE  # the first step shifts into a range
@@ -189,6 +248,9 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
     assert steps == sb3_steps
     assert abs(runtime_return - sb3_return) <= 1e-6 * abs(sb3_return)
     assert abs(sb3_return) > 1.0
+    if which == "ppo_nav":  # the policy drives: it steers both ways, shifts range and moves the AWD switch
+        assert len(drive_modes) >= 2 and len({g for g in gears if g != GEAR_NONE}) == 2 and max(speeds) > 3.0
+        assert np.ptp([m["steering/cmd"]["cmd"] for m in sent_messages]) > 0.1
 
 
 @pytest.mark.parametrize("name", [n for n, cls in ACTION_MODES.items() if cls.components])
@@ -253,6 +315,17 @@ def test_export_bad_input_is_one_line_and_status_2(tmp_path, capsys):
     assert "\n" not in err and err.startswith("acres_gym.agents.export: ")
 
 
+def test_export_refuses_a_run_whose_commands_the_runtime_would_not_send(tmp_path, capsys):
+    """A steering rate beyond SteeringCmd's 0..1016 deg/s (a training option the DBW model caps) is not a
+    command the runtime sends: the export stops with one line naming the field and exit status 2."""
+    env_id, env_config = SPEED
+    config = {**env_config, "action_options": {"steer_rate_deg_s": 2000.0}}
+    model_zip, _ = make_run(tmp_path, "ppo", env_id, config)
+    assert export_main([str(model_zip), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "steer_rate_deg_s = 2000.0" in err and "allowed: a finite number in [0, 1016]" in err
+
+
 def test_runtime_names_a_missing_report_field_or_input(exported):
     env_id, env_config = SPEED
     _, _, out = exported("ppo")
@@ -271,3 +344,40 @@ def test_runtime_names_a_missing_report_field_or_input(exported):
     del inputs["target_speed"]
     with pytest.raises(ValueError, match="'target_speed' is missing"):
         runtime.step(reports, inputs)
+
+
+@pytest.mark.parametrize("env_id", list(ENVIRONMENTS))
+def test_export_and_runtime_round_trip_for_every_id(tmp_path, env_id):
+    """Every registered id exports (an untrained PPO on the id's own config): the runtime's actions on the
+    id's observations are the SB3 model's, its first step's messages pass the DBW ranges, and the manifest
+    describes every host input (the navigation task's goal and local map with their frame and channels)."""
+    model_zip, model = make_run(tmp_path, "ppo", env_id, {})
+    out = tmp_path / "policy"
+    assert export_main([str(model_zip), "--out", str(out)]) == 0
+    runtime = PolicyRuntime(out)
+    obs = collect(env_id, {}, 300, seed=4)
+    expected = SB3Policy(model, load_run_normalizer(model_zip))(obs)
+    assert np.abs(runtime.act(flat(runtime, obs)) - expected).max() <= 1e-5
+    assert np.std(expected, axis=0).max() > 0.05
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["check"]["observations"] == 200 and manifest["check"]["max_abs_action_error"] <= 1e-5
+    assert set(manifest["host_inputs"]) == set(runtime.host_inputs)
+    env = gymnasium.make(env_id)
+    env.reset(seed=2)
+    batch = env.unwrapped._batch
+    reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
+               dbw_reports(batch.sim.params, batch.sim.state).items()}
+    messages = runtime.step(reports, host_inputs(batch))
+    assert set(messages) >= set(manifest["action"]["messages"]) | {"gear/cmd"}
+    if env_id.endswith("OffroadNavigation-v0"):
+        task = batch.task.options["local_map"]
+        m = manifest["host_inputs"]["local_map"]
+        assert m["shape"] == [len(task["channels"]), task["rows"], task["cols"]]
+        assert [c["name"] for c in m["channels"]] == task["channels"]
+        assert m["cell_m"] == task["cell_m"] and m["extent_m"]["behind"] == task["behind_m"]
+        assert m["extent_m"]["ahead"] + m["extent_m"]["behind"] == task["rows"] * task["cell_m"]
+        assert [c["name"] for c in manifest["host_inputs"]["goal"]["components"]] == ["distance", "bearing"]
+        assert manifest["action"]["drive_axis"]["component"] == manifest["action"]["components"].index("drive_mode")
+        assert manifest["action"]["gear_axis"]["component"] == manifest["action"]["components"].index("range")
+        assert "speed_preview_s" not in manifest["task"]
+    env.close()
