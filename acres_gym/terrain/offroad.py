@@ -49,6 +49,7 @@ from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
 from acres_gym.terrain.surfaces import SurfaceTable
 from acres_gym.terrain.trafficability import WETNESS_BINS
 
+
 @dataclass(frozen=True)
 class TerrainKey:
     """One terrain-generator key: its default, its form, its allowed range and what makes that range.
@@ -103,7 +104,7 @@ KEYS: dict[str, TerrainKey] = {
             "takes at most 1e5 m (generate.patch_plan)"),
     "wetness": TerrainKey(
         [0.0, 0.6], "range", 0.0, 1.0,
-        why="a patch's wetness, a fraction of saturation"),
+        why="a patch's wetness, a fraction of saturation: 0 dry to 1 saturated, the soil model's range"),
     "no_go": TerrainKey(
         [2, 6], "count", 0, 100,
         why="number of no-go discs, each one pass over its window; 100 discs of the widest radius cover the "
@@ -836,5 +837,5 @@ def offroad_episode(seed, config: Mapping | None, table: SurfaceTable, grade_lim
     why = (f"the last draw has a route once {' or '.join(causes)} stop blocking it" if causes else
            "the last draw has no route with any one of no-go areas, edge clearance, grades or side slopes lifted")
     raise UnsolvableConfigError(
-        f"offroad terrain: no solvable episode in {c['max_redraws'] + 1} draws (max_redraws = {c['max_redraws']}): "
+        f"offroad terrain: no solvable episode in {c['max_redraws'] + 1} draw(s) (max_redraws = {c['max_redraws']}): "
         f"{why}; relax {', '.join(keys)} (fewer or smaller features, gentler hills, firmer soils or wider limits)")

@@ -213,10 +213,11 @@ class OffroadNavigationTask:
             return f"{where}.{'splits.' + split if key in section else 'terrain'}.{key}"
         return name
 
-    def terrain_config(self) -> dict:
-        """The terrain-generator config of the episode split (grid size from the batch's terrain)."""
+    def terrain_config(self, split: str | None = None) -> dict:
+        """The terrain-generator config of ``split`` (default: the episode split), grid size from the batch's
+        terrain."""
         o = self.options
-        return {**o["terrain"], **(o["splits"].get(o["split"]) or {}), **self._grid}
+        return {**o["terrain"], **(o["splits"].get(split or o["split"]) or {}), **self._grid}
 
     # --- binding to the batch ------------------------------------------------------------------------
     def bind(self, randomizer, sim) -> None:
@@ -230,8 +231,10 @@ class OffroadNavigationTask:
         shape = sim.terrain.shape
         self.traction = np.zeros((self.n, *shape), dtype=np.float64)
         self.no_go = np.zeros((self.n, *shape), dtype=np.uint8)
-        self.terrain_config_resolved = resolve_config(self.terrain_config(), self.table,
-                                                      name=self._terrain_key_name(self.options["split"]))
+        for split in self.options["splits"]:  # both splits against the grid and the surface table
+            resolved = resolve_config(self.terrain_config(split), self.table, name=self._terrain_key_name(split))
+            if split == self.options["split"]:
+                self.terrain_config_resolved = resolved
         self.sim = sim
 
     # --- episode draw --------------------------------------------------------------------------------
