@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install --quiet --upgrade pip
 	# CPU build of torch first, so nothing later pulls a CUDA build.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray]'
+	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray,zoo]'
 	# compile the simulator's and every environment's kernels into numba's cache now, so a first run does
 	# not wait for them (about a minute on two cores)
 	$(PY) -m acres_gym.tools.warmup
