@@ -4,6 +4,7 @@ native vector env and the stable-baselines3 adapter; closing twice is harmless."
 
 from __future__ import annotations
 
+import os
 import re
 
 import gymnasium
@@ -15,6 +16,7 @@ import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 from acres_gym.envs.tasks import RangerPathFollowing, RangerPathFollowingVector
 
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # rgb_array environments; nothing is drawn after a close
 ENV_IDS = sorted(k for k in gymnasium.registry if k.startswith("acres_gym/"))
 # small flat ground keeps the resets cheap (as tests/test_envs.py)
 FAST = {"randomization": {"terrain": {"kind": "flat", "size_m": 200.0, "cell_m": 2.0, "surface": "dry_asphalt"},
