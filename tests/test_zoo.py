@@ -134,6 +134,7 @@ def test_the_policy_class_fits_the_observations_and_builds(algo, env_id, spaces)
         venv.close()
 
 
+@pytest.mark.slow
 def test_rl_zoo3_trains_with_the_ppo_file(tmp_path):
     """``python -m rl_zoo3.train`` on path following with ``configs/zoo/ppo.yml``: one PPO update of 2048
     transitions (16 environments x 128 steps), saved with its normaliser; the policy's log std moved from the
