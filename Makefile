@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install --quiet --upgrade pip
 	# CPU build of torch first, so nothing later pulls a CUDA build.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray,docs]'
+	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray,docs,zoo]'
 	# compile the simulator's and every environment's kernels into numba's cache now, so a first run does
 	# not wait for them
 	$(PY) -m acres_gym.tools.warmup

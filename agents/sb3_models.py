@@ -4,8 +4,8 @@
 from the ``algo``, ``algo_kwargs`` and ``policy_kwargs`` of a training config (``configs/train``).
 ``policy_kwargs.activation_fn`` may be a name (``tanh``, ``relu``, ``elu``, ``gelu``); ``net_arch`` a list
 or a dict as SB3 takes it; ``features_extractor_class`` a name of ``FEATURE_EXTRACTORS`` (``local_map_cnn``:
-a small CNN over the navigation task's ``local_map`` with an MLP over the rest). Unknown algorithms or SB3
-arguments raise ``ValueError`` naming them.
+a small CNN over the navigation task's ``local_map`` with an MLP over the rest; the class itself is
+``LocalMapExtractor``). Unknown algorithms or SB3 arguments raise ``ValueError`` naming them.
 
 ``SB3Policy(model, normalizer)`` turns a trained model into ``action = policy(obs)`` (deterministic by
 default) for single or batched observations; ``normalizer`` is the ``VecNormalize`` the model was trained
@@ -84,6 +84,15 @@ def local_map_extractor_class():
 
 
 FEATURE_EXTRACTORS = {"local_map_cnn": local_map_extractor_class}
+
+
+def __getattr__(name: str):
+    """``LocalMapExtractor``: the class ``local_map_extractor_class`` builds, as a module attribute for configs
+    that name a class by its module (RL Zoo's ``policy_kwargs`` in ``configs/zoo``). Built on first access."""
+    if name == "LocalMapExtractor":
+        cls = globals()["LocalMapExtractor"] = local_map_extractor_class()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def algorithm_class(name: str) -> type[BaseAlgorithm]:

@@ -29,6 +29,7 @@ it also holds ``episode_seed`` and ``randomization`` (what was drawn: roughness,
 biases, mass, the path's largest curvature).
 
 NaN or inf in an action raises ``ValueError`` naming the component; values outside [-1, 1] are clipped.
+After ``close()``, ``step``, ``reset`` and ``render`` raise ``gymnasium.error.ClosedEnvironmentError``.
 ``render_mode`` ``"human"`` opens a pygame window, ``"rgb_array"`` returns frames (``acres_gym.render``,
 imported on first use); ``"human"`` without a display raises ``acres_gym.render.NoDisplayError`` (a
 ``RuntimeError``) at construction, naming ``"rgb_array"``, a virtual display and ``SDL_VIDEODRIVER=dummy``.
@@ -41,6 +42,7 @@ from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
+from gymnasium.error import ClosedEnvironmentError
 
 from acres_gym import compile_notice
 from acres_gym.constants import DRIVE_MODE_NAMES
@@ -249,6 +251,13 @@ class BatchViews:
             value.max_episode_steps = self._batch.max_steps
         self.__dict__["_spec"] = value
 
+    def _refuse_if_closed(self, method: str) -> None:
+        """``ClosedEnvironmentError`` (gymnasium's) naming ``method`` once ``close()`` has run: a closed
+        environment has released its renderer and its episode pre-generation, and steps nothing."""
+        if getattr(self, "closed", False):
+            raise ClosedEnvironmentError(f"{type(self).__name__}.{method}() called after close(); the environment "
+                                         "is closed: make a new one")
+
     @property
     def window_closed(self) -> bool:
         """True once the user closed the ``human`` render window (a viewing loop's cue to stop)."""
@@ -281,9 +290,11 @@ class RangerEnv(BatchViews, gymnasium.Env):
         self.max_episode_steps = self._batch.max_steps
         self._render: RenderHelper | None = None
         self._has_reset = False
+        self.closed = False
 
     # --- Gymnasium API -------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self._refuse_if_closed("reset")
         super().reset(seed=seed)
         if options:
             raise ValueError(f"reset options {sorted(options)} are not supported; configure the episode "
@@ -302,6 +313,7 @@ class RangerEnv(BatchViews, gymnasium.Env):
         return obs, info
 
     def step(self, action):
+        self._refuse_if_closed("step")
         if not self._has_reset:
             raise RuntimeError("RangerEnv.step() called before reset(); call env.reset(seed=...) first")
         reward, terminated, truncated = self._batch.step(action)
@@ -317,6 +329,7 @@ class RangerEnv(BatchViews, gymnasium.Env):
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' or "
                                   "'human' to the constructor (or gymnasium.make)")
             return None
+        self._refuse_if_closed("render")
         if not self._has_reset:
             raise RuntimeError("render() called before reset()")
         if self._render is None:
@@ -324,10 +337,13 @@ class RangerEnv(BatchViews, gymnasium.Env):
         return self._render.frame(0)
 
     def close(self):
+        """Release the renderer and the episode pre-generation; ``step``, ``reset`` and ``render`` then raise
+        ``gymnasium.error.ClosedEnvironmentError``. Closing again does nothing."""
         if self._render is not None:
             self._render.close()
             self._render = None
         self._batch.pregen.close()
+        self.closed = True
 
     # --- helpers -------------------------------------------------------------------------------------
     def _obs(self) -> dict[str, np.ndarray]:

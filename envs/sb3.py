@@ -15,7 +15,8 @@ Per step and vehicle the info dict holds ``TimeLimit.truncated`` (truncated and 
 bootstrapping reads); at the end of an episode also ``terminal_observation``, ``episode`` (``r`` return,
 ``l`` length, ``t`` wall time since the adapter was built: what SB3's logger averages) and ``metrics``
 (speed and lateral RMSE, fuel per km, distance, and the end flags). ``seed(s)`` before ``reset()`` seeds
-vehicle ``i`` with ``s + i``.
+vehicle ``i`` with ``s + i``. After ``close()`` (which closes the vector env), ``reset``, ``step`` and
+``step_async`` raise ``gymnasium.error.ClosedEnvironmentError``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from gymnasium.error import ClosedEnvironmentError
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
@@ -57,7 +59,13 @@ class RangerSB3VecEnv(VecEnv):
         return cls(env_class(num_envs=num_envs, config=config, autoreset_mode=AutoresetMode.SAME_STEP, **kwargs))
 
     # --- VecEnv API ----------------------------------------------------------------------------------
+    def _refuse_if_closed(self, method: str) -> None:
+        if self.venv.closed:
+            raise ClosedEnvironmentError(f"RangerSB3VecEnv.{method}() called after close(); the environment is "
+                                         "closed: make a new one")
+
     def reset(self):
+        self._refuse_if_closed("reset")
         seeds = None if all(s is None for s in self._seeds) else list(self._seeds)
         options = self._options[0] if any(self._options) else None
         obs, infos = self.venv.reset(seed=seeds, options=options)
@@ -67,9 +75,11 @@ class RangerSB3VecEnv(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
+        self._refuse_if_closed("step_async")
         self._actions = actions
 
     def step_wait(self):
+        self._refuse_if_closed("step_wait")
         obs, rewards, terminated, truncated, infos = self.venv.step(self._actions)
         dones = terminated | truncated
         info_list: list[dict[str, Any]] = [{"TimeLimit.truncated": bool(truncated[i] and not terminated[i])}

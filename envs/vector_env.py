@@ -26,6 +26,7 @@ Autoreset (Gymnasium 1.x, ``metadata["autoreset_mode"]``):
 vehicles after a reset, when ``episode_seed`` and ``randomization`` are added).
 
 ``render()`` returns a tuple of N frames in ``rgb_array`` mode; in ``human`` mode vehicle 0 is shown.
+After ``close()``, ``step``, ``reset`` and ``render`` raise ``gymnasium.error.ClosedEnvironmentError``.
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ class RangerVectorEnv(BatchViews, VectorEnv):
             self._batch.prepare_next(int(i), next_seed(self._rngs[i]))
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
+        self._refuse_if_closed("reset")
         n = self.num_envs
         options = dict(options or {})
         mask = options.pop("reset_mask", None)
@@ -178,6 +180,7 @@ class RangerVectorEnv(BatchViews, VectorEnv):
         return out
 
     def _step(self, actions):
+        self._refuse_if_closed("step")
         if not self._has_reset:
             raise RuntimeError("RangerVectorEnv.step() called before reset(); call reset(seed=...) first")
         b = self._batch
@@ -224,6 +227,7 @@ class RangerVectorEnv(BatchViews, VectorEnv):
     def render(self):
         if self.render_mode is None:
             return None
+        self._refuse_if_closed("render")
         if not self._has_reset:
             raise RuntimeError("render() called before reset()")
         if self._render is None:

@@ -17,8 +17,16 @@
 Solvability: on a grid of ``route_cell_m`` cells, ``route`` searches a path from start to goal through
 cells the vehicle drives in L and AWD: the uphill grade of every step stays below ``grade_margin`` x the
 cell's climbable grade from the model (``acres_gym.terrain.trafficability.grade_limit_table``), the side
-slope below ``max_side_grade``, and no cell lies within ``no_go_clearance_m`` of a no-go area. A draw
-without such a path is redrawn (``redraws`` counts them), up to ``max_redraws`` times.
+slope below ``max_side_grade``, no cell lies within ``no_go_clearance_m`` of a no-go area nor within
+``edge_clearance_m`` of the edge. A draw without such a path is redrawn (``redraws`` counts them), up to
+``max_redraws`` times; then ``UnsolvableConfigError`` names the keys whose relaxing gives the last draw a
+route.
+
+Config: every key is declared in ``KEYS`` with its default, its form and its allowed range, and the reason for
+that range (what the generator, the grid or the vehicle make of values beyond it); ``resolve_config`` checks
+them all before anything is drawn (a few microseconds), each error naming the key, the value and the range.
+Some bounds follow other keys (``BOUND_RULES``: ``hill_radius_m`` from one ``cell_m``, ``edge_clearance_m`` up
+to ``edge_margin_m``, ``goal_distance_m`` up to the diagonal of the square inside the edge margin).
 
 ``route`` is the same grid search with a cost: travel time at ``speed_h_mps`` where H (AWD) climbs the
 step and ``speed_l_mps`` where only L does; it returns the cells and the range each step needs. The
@@ -36,75 +44,226 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from acres_gym.terrain.generate import rough, with_patches
-from acres_gym.terrain.grid import Terrain
+from acres_gym.terrain.generate import MIN_FEATURE_CELLS, rough, with_patches
+from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
 from acres_gym.terrain.surfaces import SurfaceTable
 from acres_gym.terrain.trafficability import WETNESS_BINS
 
-DEFAULTS: dict[str, Any] = {
-    "size_m": 300.0,  # square terrain, m
-    "cell_m": 2.0,
-    "roughness_m": [0.05, 0.3],  # RMS of the fractal undulation, m
-    "hills": [3, 8],  # number of Gaussian hills
-    "hill_height_m": [2.0, 14.0],
-    "hill_radius_m": [10.0, 30.0],
-    "surfaces": {"grass": 3.0, "packed_dirt": 2.0, "sandy_loam": 2.0, "lete_sand": 1.0, "dry_sand": 1.0,
-                 "clayey_soil": 1.0, "snow": 1.0},
-    "patch_scale_m": 25.0,
-    "wetness": [0.0, 0.6],
-    "no_go": [2, 6],  # number of no-go discs
-    "no_go_radius_m": [5.0, 15.0],
-    "goal_distance_m": [80.0, 250.0],
-    "edge_margin_m": 20.0,  # start and goal keep this far from the terrain's edge
-    "line_obstacles": [2, 3],  # features centred on the straight start-goal line
-    "obstacle_surfaces": {"clayey_soil_wet": 1.0, "snow": 1.0, "ice": 1.0},
-    "obstacle_radius_m": [8.0, 18.0],
-    "route_cell_m": 2.0,
-    "grade_margin": 0.6,  # a step is drivable below this share of the climbable grade (the ULC launches with
-                          # about 80 % of the full-throttle torque)
-    "max_side_grade": 0.35,  # side slope limit of a drivable step (tan)
-    "no_go_clearance_m": 2.0,
-    "edge_clearance_m": 6.0,  # routes keep this far from the terrain's edge
-    "max_redraws": 30,
+
+@dataclass(frozen=True)
+class TerrainKey:
+    """One terrain-generator key: its default, its form, its allowed range and what makes that range.
+
+    ``kind``: ``number``; ``integer``; ``range`` (a number or ``[low, high]``, drawn uniformly); ``count`` (an
+    integer or ``[low, high]`` of integers, drawn uniformly); ``weights`` (``{surface name: weight}``, each
+    weight in the range, their sum > 0). ``lo`` and ``hi`` are numbers or names of ``BOUND_RULES`` (bounds
+    that follow other keys); ``lo_open`` excludes ``lo``."""
+
+    default: Any
+    kind: str
+    lo: float | str
+    hi: float | str
+    why: str
+    lo_open: bool = False
+
+
+KEYS: dict[str, TerrainKey] = {
+    "size_m": TerrainKey(
+        300.0, "number", 0.0, 1e5, lo_open=True,
+        why="the square terrain's side (in the task: randomization.terrain.size_m); the bound of "
+            "randomization.terrain, whose grid point count MAX_GRID_POINTS bounds too"),
+    "cell_m": TerrainKey(
+        2.0, "number", 0.0, "size_m", lo_open=True,
+        why="the terrain grid's spacing (in the task: randomization.terrain.cell_m); at least one cell per side"),
+    "roughness_m": TerrainKey(
+        [0.05, 0.3], "range", 0.0, 2.0,
+        why="RMS of the fractal undulation; at 2 m its 4 m bumps are several times the vehicle's 0.3 m ground "
+            "clearance, ground no route search of grades sees as anything but impassable"),
+    "hills": TerrainKey(
+        [3, 8], "count", 0, 100,
+        why="number of Gaussian hills, each one pass over up to (8 hill_radius_m / cell_m)^2 grid points; 100 "
+            "hills of the widest radius cover the 300 m ground many times over, more only stack up and slow "
+            "every draw in proportion"),
+    "hill_height_m": TerrainKey(
+        [2.0, 14.0], "range", 0.0, 200.0,
+        why="a hill's height; its steepest slope is 0.61 h / s, so 200 m is past any climbable grade at every "
+            "allowed radius (1.2 at 100 m): higher hills test nothing new"),
+    "hill_radius_m": TerrainKey(
+        [10.0, 30.0], "range", "cell_m", 100.0,
+        why="a hill's radius s: narrower than one grid cell it is a spike the grid cannot hold (0 gives NaN "
+            "heights); its window spans 8 s, so past 100 m a hill is a tilt of the whole ground and costs a "
+            "draw (8 s / cell_m)^2 points"),
+    "surfaces": TerrainKey(
+        {"grass": 3.0, "packed_dirt": 2.0, "sandy_loam": 2.0, "lete_sand": 1.0, "dry_sand": 1.0,
+         "clayey_soil": 1.0, "snow": 1.0}, "weights", 0.0, 1e6,
+        why="relative weights of the patch soils (shares after normalising), names of the surface table; the "
+            "upper bound keeps their sum finite"),
+    "patch_scale_m": TerrainKey(
+        25.0, "number", "2 cell_m", 1e5,
+        why="the soil patches' length scale: the patch generator resolves nothing under two grid cells and "
+            "takes at most 1e5 m (generate.patch_plan)"),
+    "wetness": TerrainKey(
+        [0.0, 0.6], "range", 0.0, 1.0,
+        why="a patch's wetness, a fraction of saturation: 0 dry to 1 saturated, the soil model's range"),
+    "no_go": TerrainKey(
+        [2, 6], "count", 0, 100,
+        why="number of no-go discs, each one pass over its window; 100 discs of the widest radius cover the "
+            "300 m ground many times over, more only slow every draw"),
+    "no_go_radius_m": TerrainKey(
+        [5.0, 15.0], "range", 0.0, 100.0,
+        why="a no-go disc's radius: one of 100 m covers a third of the 300 m ground, which leaves no way round "
+            "it on the default ground"),
+    "goal_distance_m": TerrainKey(
+        [80.0, 250.0], "range", 0.0, "inner diagonal",
+        why="the goal's distance from the start, both inside the square edge_margin_m leaves: its diagonal "
+            "sqrt(2) (size_m - 2 edge_margin_m) is the farthest two such points lie apart (and the shortest "
+            "distance must fit its side)"),
+    "edge_margin_m": TerrainKey(
+        20.0, "number", 0.0, "half size", lo_open=False,
+        why="start and goal keep this far from the terrain's edge: at half of size_m no ground is left for them"),
+    "line_obstacles": TerrainKey(
+        [2, 3], "count", 0, 10,
+        why="features centred on the middle 40 % of the start-goal line; past 10 they only overlap each other"),
+    "obstacle_surfaces": TerrainKey(
+        {"clayey_soil_wet": 1.0, "snow": 1.0, "ice": 1.0}, "weights", 0.0, 1e6,
+        why="relative weights of the soils of soil obstacles, names of the surface table; the upper bound keeps "
+            "their sum finite"),
+    "obstacle_radius_m": TerrainKey(
+        [8.0, 18.0], "range", 0.0, 200.0,
+        why="a line feature's radius, cut to keep the start and goal clear (at most half of goal_distance_m's "
+            "250 m default), so past 200 m a radius changes nothing"),
+    "route_cell_m": TerrainKey(
+        2.0, "number", "cell_m", "8 cell_m",
+        why="the route grid's cell, a whole number of terrain cells (rounded); past 8 cells a route cell "
+            "averages away the no-go discs and hills the search plans around"),
+    "grade_margin": TerrainKey(
+        0.6, "number", 0.0, 1.0, lo_open=True,
+        why="a step is drivable below this share of the climbable grade (the ULC launches with about 80 % of "
+            "the full-throttle torque); past 1 a route would ask for more than the vehicle climbs"),
+    "max_side_grade": TerrainKey(
+        0.35, "number", 0.0, 2.0, lo_open=True,
+        why="side slope limit of a drivable step (tan); 2 (63 deg) is twice the vehicle's static rollover "
+            "threshold T / 2h (1.31 m / (2 x 0.67 m) = 0.98)"),
+    "no_go_clearance_m": TerrainKey(
+        2.0, "number", 0.0, 50.0,
+        why="routes keep this far from no-go areas; at 50 m a single disc blocks a 100 m wide band of the "
+            "300 m ground, and the blocking pass costs (clearance / route_cell_m)^2 per no-go cell"),
+    "edge_clearance_m": TerrainKey(
+        6.0, "number", 0.0, "edge_margin_m",
+        why="routes keep this far from the terrain's edge: start and goal keep edge_margin_m, so a larger "
+            "clearance walls them in"),
+    "max_redraws": TerrainKey(
+        30, "integer", 0, 100,
+        why="draws without a route are redrawn up to this many times, each a draw and a route search (a few ms "
+            "on the 300 m grid at 2 m); a config needing more than 100 should change, not wait"),
 }
+DEFAULTS: dict[str, Any] = {key: spec.default for key, spec in KEYS.items()}
+
+BOUND_RULES: dict[str, Any] = {  # bounds that follow other keys (checked first: CHECK_ORDER)
+    "size_m": lambda c: float(c["size_m"]),
+    "cell_m": lambda c: float(c["cell_m"]),
+    "2 cell_m": lambda c: MIN_FEATURE_CELLS * float(c["cell_m"]),
+    "8 cell_m": lambda c: 8.0 * float(c["cell_m"]),
+    "half size": lambda c: 0.5 * float(c["size_m"]),
+    "edge_margin_m": lambda c: float(c["edge_margin_m"]),
+    "inner diagonal": lambda c: math.sqrt(2.0) * (float(c["size_m"]) - 2.0 * float(c["edge_margin_m"])),
+}
+CHECK_ORDER = ("size_m", "cell_m", "edge_margin_m") + tuple(k for k in KEYS if k not in ("size_m", "cell_m",
+                                                                                           "edge_margin_m"))
 OBSTACLE_KINDS = ("no_go", "soil", "hill")
 RANGE_H, RANGE_L = 0, 1  # indices of the grade-limit table's range axis
 AWD = 2  # index of AWD on its drive-mode axis
 UNREACHABLE = np.inf
 
 
-def _check(config: Mapping) -> dict:
+class UnsolvableConfigError(ValueError):
+    """A terrain config whose draws keep failing the solvability check: ``max_redraws + 1`` draws in a row
+    without a route. The message names the keys to relax (``offroad_episode``)."""
+
+
+def _bound(c: dict, value: float | str) -> float:
+    return float(value) if not isinstance(value, str) else float(BOUND_RULES[value](c))
+
+
+def _bound_text(c: dict, value: float | str) -> str:
+    return f"{value:g}" if not isinstance(value, str) else f"{_bound(c, value):g} ({value})"
+
+
+def _is_number(v: Any) -> bool:
+    return not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, float, np.integer, np.floating))
+
+
+def _check_key(key: str, value: Any, c: dict, name) -> Any:
+    """``value`` of ``key`` checked against its declaration (``KEYS``): the value as given (a pair for ranges
+    and counts), or ``ValueError`` naming ``name(key)``, the value and the allowed range with its reason."""
+    spec = KEYS[key]
+    lo, hi = _bound(c, spec.lo), _bound(c, spec.hi)
+    interval = f"{'(' if spec.lo_open else '['}{_bound_text(c, spec.lo)}, {_bound_text(c, spec.hi)}]"
+    integer = spec.kind in ("integer", "count")
+    form = {"number": "a number", "integer": "an integer", "range": "a number or [low, high]",
+            "count": "an integer or [low, high] of integers", "weights": "{surface name: weight}"}[spec.kind]
+
+    def fail(detail: str = ""):
+        raise ValueError(f"{name(key)} = {value!r}: expected {form} in {interval}{detail} ({spec.why})")
+
+    def within(v: Any) -> bool:
+        if not _is_number(v) or not math.isfinite(float(v)) or (integer and float(v) != int(v)):
+            return False
+        return (float(v) > lo if spec.lo_open else float(v) >= lo) and float(v) <= hi
+
+    if spec.kind == "weights":
+        if not isinstance(value, Mapping) or not value:
+            fail()
+        for surface, w in value.items():
+            if not within(w):
+                fail(f"; the weight of {surface!r} is {w!r}")
+        if not sum(float(w) for w in value.values()) > 0.0:
+            fail("; the weights sum to 0")
+        return value
+    if spec.kind in ("range", "count"):
+        pair = (value, value) if _is_number(value) else value
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(within(v) for v in pair):
+            fail()
+        if float(pair[0]) > float(pair[1]):
+            fail("; low <= high")
+        return tuple(pair)
+    if not within(value):
+        fail()
+    return value
+
+
+def _check(config: Mapping, table: SurfaceTable | None = None, name=None) -> dict:
+    """The config with defaults filled in, every key checked against its declaration (``KEYS``), in
+    ``CHECK_ORDER`` (bounds that follow other keys come after them); ``name(key)`` labels a key in errors."""
+    name = name or (lambda key: f"offroad terrain: {key}")
     unknown = [k for k in config if k not in DEFAULTS and not str(k).startswith("_")]
     if unknown:
         raise ValueError(f"offroad terrain: unknown key {unknown[0]!r}; allowed keys: {', '.join(DEFAULTS)}")
     c = {**DEFAULTS, **{k: v for k, v in config.items() if not str(k).startswith("_")}}
-    for key in ("roughness_m", "hills", "hill_height_m", "hill_radius_m", "wetness", "no_go", "no_go_radius_m",
-                "goal_distance_m", "line_obstacles", "obstacle_radius_m"):
-        v = c[key]
-        lo, hi = (v, v) if isinstance(v, (int, float)) else tuple(v)
-        if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo <= hi):
-            raise ValueError(f"offroad terrain: {key} = {v!r}: expected a number or [low, high] with 0 <= low <= high")
-        c[key] = (lo, hi)
-    if c["wetness"][1] > 1.0:
-        raise ValueError(f"offroad terrain: wetness = {list(c['wetness'])}: expected values in [0, 1]")
-    for key in ("size_m", "cell_m", "patch_scale_m", "route_cell_m", "grade_margin", "max_side_grade"):
-        if not (isinstance(c[key], (int, float)) and c[key] > 0):
-            raise ValueError(f"offroad terrain: {key} = {c[key]!r}: expected a number > 0")
-    if c["route_cell_m"] < c["cell_m"]:
-        raise ValueError(f"offroad terrain: route_cell_m = {c['route_cell_m']}: expected >= cell_m ({c['cell_m']})")
+    for key in CHECK_ORDER:
+        c[key] = _check_key(key, c[key], c, name)
+    points = (math.ceil(c["size_m"] / c["cell_m"] - 1e-9) + 1) ** 2
+    if points > MAX_GRID_POINTS:
+        raise ValueError(f"{name('cell_m')} = {c['cell_m']!r}: size_m = {c['size_m']!r} at this spacing gives "
+                         f"{points} grid points, more than {MAX_GRID_POINTS} (a larger cell_m or a smaller size_m)")
     span = c["size_m"] - 2.0 * c["edge_margin_m"]
     if c["goal_distance_m"][0] > span:
-        raise ValueError(f"offroad terrain: goal_distance_m = {list(c['goal_distance_m'])}: the shortest goal "
-                         f"distance exceeds the {span:g} m the terrain offers inside its edge margin")
-    for key in ("surfaces", "obstacle_surfaces"):
-        if not isinstance(c[key], Mapping) or not c[key]:
-            raise ValueError(f"offroad terrain: {key} = {c[key]!r}: expected {{surface name: weight}}")
+        raise ValueError(f"{name('goal_distance_m')} = {list(c['goal_distance_m'])}: the shortest goal distance "
+                         f"exceeds the {span:g} m the terrain offers inside its edge margin (size_m - 2 "
+                         "edge_margin_m)")
+    if table is not None:
+        for key in ("surfaces", "obstacle_surfaces"):
+            missing = [s for s in c[key] if s not in table]
+            if missing:
+                raise ValueError(f"{name(key)}: unknown surface {missing[0]!r}; known surfaces: "
+                                 f"{', '.join(table.names)}")
     return c
 
 
-def resolve_config(config: Mapping | None) -> dict:
-    """The config with defaults filled in and checked (ranges as (low, high) tuples)."""
-    return _check(dict(config or {}))
+def resolve_config(config: Mapping | None, table: SurfaceTable | None = None, name=None) -> dict:
+    """The config with defaults filled in and checked (ranges as (low, high) tuples); with ``table``, the
+    surface names too. ``name(key)`` labels a key in errors (default ``offroad terrain: <key>``)."""
+    return _check(dict(config or {}), table, name)
 
 
 @dataclass
@@ -631,14 +790,41 @@ def route(grid: RouteGrid, start_xy, goal_xy, margin: float = DEFAULTS["grade_ma
     return Route(pts, low, float(dist[tj, ti]))
 
 
+RELAXATIONS = (  # (what, keys that relax it): the checks of the route search, each lifted alone
+    ("no-go areas", ("no_go", "no_go_radius_m", "no_go_clearance_m", "line_obstacles")),
+    ("the edge clearance", ("edge_clearance_m",)),
+    ("grades", ("hill_height_m", "hill_radius_m", "grade_margin", "surfaces", "obstacle_surfaces", "wetness",
+                "line_obstacles")),
+    ("side slopes", ("max_side_grade", "hill_height_m", "hill_radius_m", "roughness_m")),
+)
+
+
+def _blocking_keys(ep: OffroadEpisode, c: dict, grade_limits: np.ndarray) -> tuple[list[str], list[str]]:
+    """Why ``ep`` has no route: the checks (``RELAXATIONS``) that, each lifted alone, let the search find one
+    (all of them when none does alone), and the keys that relax them."""
+    def found(no_go=ep.no_go, edge_m=c["edge_clearance_m"], limits=grade_limits, max_side=c["max_side_grade"]):
+        grid = route_grid(ep.terrain, no_go, limits, c["route_cell_m"], c["no_go_clearance_m"], edge_m)
+        return route(grid, ep.start_xy, ep.goal_xy, c["grade_margin"], max_side) is not None
+
+    climbs = np.full_like(grade_limits, 1e9)
+    tries = [found(no_go=np.zeros_like(ep.no_go)), found(edge_m=0.0), found(limits=climbs),
+             found(max_side=math.inf)]
+    causes = [r for r, ok in zip(RELAXATIONS, tries, strict=True) if ok]
+    keys = list(dict.fromkeys(k for _what, ks in (causes or RELAXATIONS) for k in ks))
+    return [what for what, _ks in causes], keys
+
+
 def offroad_episode(seed, config: Mapping | None, table: SurfaceTable, grade_limits: np.ndarray) -> OffroadEpisode:
     """Draw a solvable episode (module docstring) from ``seed`` (an integer or a ``SeedSequence``);
-    ``grade_limits`` is ``grade_limit_table(params, table.records)`` of the vehicle."""
-    c = resolve_config(config)
+    ``grade_limits`` is ``grade_limit_table(params, table.records)`` of the vehicle. The config is checked
+    before anything is drawn; ``max_redraws + 1`` draws without a route raise ``UnsolvableConfigError``
+    naming the keys to relax."""
+    c = resolve_config(config, table)
     rng = np.random.default_rng(seed)
     for redraws in range(int(c["max_redraws"]) + 1):
         ep = _draw_once(rng, c, table)
-        grid = route_grid(ep.terrain, ep.no_go, grade_limits, c["route_cell_m"], c["no_go_clearance_m"])
+        grid = route_grid(ep.terrain, ep.no_go, grade_limits, c["route_cell_m"], c["no_go_clearance_m"],
+                          c["edge_clearance_m"])
         found = route(grid, ep.start_xy, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
         if found is not None:
             ep.redraws = redraws
@@ -646,5 +832,9 @@ def offroad_episode(seed, config: Mapping | None, table: SurfaceTable, grade_lim
             ep.summary["route_time_s"] = found.time_s
             ep.summary["route_low_share"] = float(found.need_l.mean())
             return ep
-    raise RuntimeError(f"offroad terrain: no solvable episode in {c['max_redraws'] + 1} draws; the config makes "
-                       "the ground too hard (fewer line_obstacles, no_go or lower hill_height_m)")
+    causes, keys = _blocking_keys(ep, c, grade_limits)
+    why = (f"the last draw has a route once {' or '.join(causes)} stop blocking it" if causes else
+           "the last draw has no route with any one of no-go areas, edge clearance, grades or side slopes lifted")
+    raise UnsolvableConfigError(
+        f"offroad terrain: no solvable episode in {c['max_redraws'] + 1} draw(s) (max_redraws = {c['max_redraws']}): "
+        f"{why}; relax {', '.join(keys)} (fewer or smaller features, gentler hills, firmer soils or wider limits)")

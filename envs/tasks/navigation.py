@@ -38,8 +38,13 @@ the next 4 m exceeds that figure, the slope across the heading exceeds the route
 the vehicle rolled over within 4 m of a slope steeper than that), 3 neither; 0 otherwise.
 
 Options (``task_options``): ``split`` (``train`` or ``test``) picks one of ``splits``, each a set of
-terrain-generator keys (``acres_gym.terrain.offroad.DEFAULTS``) merged over ``terrain``; the test split
-also salts the episode's terrain seed, so its ground never coincides with a training episode's.
+terrain-generator keys (``acres_gym.terrain.offroad.KEYS``, each declared with its allowed range and the reason
+for it) merged over ``terrain``; the test split also salts the episode's terrain seed, so its ground never
+coincides with a training episode's. The grid (``size_m``, ``cell_m``) is ``randomization.terrain``'s, so the
+terrain sections do not take those two keys. Every terrain key of both splits is checked when the environment
+is made, before anything is drawn, each error naming the key where it is set, its value and the allowed range;
+a config whose draws keep failing the solvability check raises ``UnsolvableConfigError`` at reset, naming the
+keys to relax.
 """
 
 from __future__ import annotations
@@ -56,13 +61,15 @@ from acres_gym.constants import GEAR_LOW
 from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
 from acres_gym.envs.tasks.path_speed import TaskFrame
 from acres_gym.terrain.offroad import DEFAULTS as TERRAIN_DEFAULTS
-from acres_gym.terrain.offroad import offroad_episode, resolve_config
+from acres_gym.terrain.offroad import UnsolvableConfigError, offroad_episode, resolve_config
 from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
 from acres_gym.terrain.trafficability import grade_limit_table, wetness_bin
 
 MAP_CHANNELS = ("height", "grade", "traction", "no_go")
 MAP_DEFAULTS = {"cell_m": 2.0, "rows": 16, "cols": 16, "behind_m": 8.0, "channels": list(MAP_CHANNELS)}
 SPLITS = ("train", "test")
+GRID_KEYS = ("size_m", "cell_m")  # the terrain grid's, from randomization.terrain
+TERRAIN_KEYS = tuple(k for k in TERRAIN_DEFAULTS if k not in GRID_KEYS)  # task_options.terrain and splits.<split>
 TEST_SALT = 0x7E57  # mixed into the terrain seed of the test split
 SOIL_STALL_GRADE = 0.05
 CRAWL_MPS = 0.5
@@ -161,13 +168,19 @@ class OffroadNavigationTask:
             raise ValueError(f"{where}.split = {o['split']!r}; allowed: {', '.join(SPLITS)}")
         if not isinstance(o["splits"], Mapping) or set(o["splits"]) - set(SPLITS):
             raise ValueError(f"{where}.splits = {o['splits']!r}: expected {{train: {{...}}, test: {{...}}}}")
-        for key in ("terrain",):
-            if not isinstance(o[key], Mapping):
-                raise ValueError(f"{where}.{key} = {o[key]!r}: expected a mapping of terrain keys")
-            check_keys(f"{where}.{key}", o[key], TERRAIN_DEFAULTS)
-        for split, section in o["splits"].items():
-            check_keys(f"{where}.splits.{split}", section or {}, TERRAIN_DEFAULTS)
-            resolve_config({**o["terrain"], **(section or {})})  # a bad value fails now, naming the key
+        if not isinstance(o["terrain"], Mapping):
+            raise ValueError(f"{where}.terrain = {o['terrain']!r}: expected a mapping of terrain keys")
+        sections = {"terrain": o["terrain"], **{f"splits.{k}": v or {} for k, v in o["splits"].items()}}
+        for label, section in sections.items():
+            if not isinstance(section, Mapping):
+                raise ValueError(f"{where}.{label} = {section!r}: expected a mapping of terrain keys")
+            for key in GRID_KEYS:
+                if key in section:
+                    raise ValueError(f"{where}.{label}.{key} = {section[key]!r}: the task draws its ground on the "
+                                     f"terrain grid of randomization.terrain; set randomization.terrain.{key}")
+            check_keys(f"{where}.{label}", section, TERRAIN_KEYS)
+        for split, section in o["splits"].items():  # every bound checked now, each error naming its key
+            resolve_config({**o["terrain"], **(section or {})}, name=self._terrain_key_name(split, o))
         o["goal_radius_m"] = number(f"{where}.goal_radius_m", o["goal_radius_m"], 0.0, 100.0, lo_open=True)
         o["stuck_window_s"] = number(f"{where}.stuck_window_s", o["stuck_window_s"], 0.0, 1e4, lo_open=True)
         o["stuck_distance_m"] = number(f"{where}.stuck_distance_m", o["stuck_distance_m"], 0.0, 1e3, lo_open=True)
@@ -187,10 +200,24 @@ class OffroadNavigationTask:
         o["local_map"] = m
         return o
 
-    def terrain_config(self) -> dict:
-        """The terrain-generator config of the episode split (grid size from the batch's terrain)."""
+    def _terrain_key_name(self, split: str, o: dict | None = None):
+        """Labels of the terrain keys of ``split`` in errors: where the key is set (the split's section, the
+        ``terrain`` section or, for the grid, ``randomization.terrain``)."""
+        o = self.options if o is None else o
+        where = f"task_options (task {self.name!r})"
+        section = o["splits"].get(split) or {}
+
+        def name(key: str) -> str:
+            if key in GRID_KEYS:
+                return f"randomization.terrain.{key}"
+            return f"{where}.{'splits.' + split if key in section else 'terrain'}.{key}"
+        return name
+
+    def terrain_config(self, split: str | None = None) -> dict:
+        """The terrain-generator config of ``split`` (default: the episode split), grid size from the batch's
+        terrain."""
         o = self.options
-        return {**o["terrain"], **(o["splits"].get(o["split"]) or {}), **self._grid}
+        return {**o["terrain"], **(o["splits"].get(split or o["split"]) or {}), **self._grid}
 
     # --- binding to the batch ------------------------------------------------------------------------
     def bind(self, randomizer, sim) -> None:
@@ -204,7 +231,10 @@ class OffroadNavigationTask:
         shape = sim.terrain.shape
         self.traction = np.zeros((self.n, *shape), dtype=np.float64)
         self.no_go = np.zeros((self.n, *shape), dtype=np.uint8)
-        self.terrain_config_resolved = resolve_config(self.terrain_config())
+        for split in self.options["splits"]:  # both splits against the grid and the surface table
+            resolved = resolve_config(self.terrain_config(split), self.table, name=self._terrain_key_name(split))
+            if split == self.options["split"]:
+                self.terrain_config_resolved = resolved
         self.sim = sim
 
     # --- episode draw --------------------------------------------------------------------------------
@@ -212,9 +242,13 @@ class OffroadNavigationTask:
         """The episode's terrain, start and goal (``offroad_episode``: terrain, solvability and route search)
         from the task stream ``rng``: a pure function of it, which ``draw`` writes into the task."""
         seed = int(rng.integers(0, 2**63 - 1))
-        if self.options["split"] == "test":
+        split = self.options["split"]
+        if split == "test":
             seed = np.random.SeedSequence([seed, TEST_SALT])
-        return offroad_episode(seed, self.terrain_config_resolved, self.table, self.grade_limits)
+        try:
+            return offroad_episode(seed, self.terrain_config_resolved, self.table, self.grade_limits)
+        except UnsolvableConfigError as exc:  # the keys named are those of task_options.terrain / splits.<split>
+            raise UnsolvableConfigError(f"task_options (task {self.name!r}), split {split!r}: {exc}") from None
 
     @staticmethod
     def spawn_xy(episode) -> tuple[float, float]:
