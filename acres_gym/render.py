@@ -1,6 +1,6 @@
 """A pygame top-down debug view: shaded terrain with contour lines, surfaces with a legend, a scale bar,
-the vehicle with its wheels, its trail, the reference path, per-wheel slip and sinkage, the pedal and
-steering bars and a HUD.
+the vehicle with its wheels, its trail, the reference path or the goal, per-wheel slip and sinkage, the pedal
+and steering bars, an inset of the policy's local map and a HUD.
 
 The physics never imports this module; environments import it on the first ``render()``. The view
 follows the vehicle, x (east / forward at yaw 0) to the right, y up.
@@ -8,22 +8,24 @@ follows the vehicle, x (east / forward at yaw 0) to the right, y up.
 Static layer. ``set_terrain`` (once per episode, about 0.1-0.2 s for a 300 m terrain at 8 px/m) draws the
 whole terrain into one background image at the screen's scale (coarser for very large maps, then scaled
 per frame): each grid point gets the colour of its surface (``surface_colour``: a fixed colour for the
-shipped surfaces and soils, a colour derived from the name for any other entry of the terrain's surface
-table), darkened by wetness and lit by hill shading (light from the north-west, slopes exaggerated 4x), no-go areas
-(``set_terrain(..., no_go=mask)``; the navigation task's) tinted ``NO_GO_COLOUR``;
-that image is scaled up smoothly and crossed by contour lines (an interval of 0.1-50 m chosen from the
-terrain's relief, every fifth line darker; a small jitted kernel). It also prepares the legend: the
-surfaces present in the terrain and the contour interval. A frame blits the visible part of that image
-and draws the dynamic layer on it.
+shipped surfaces and soils, each told apart from the others with normal and colour-blind vision
+(``SURFACE_COLOURS``), a colour derived from the name for any other entry of the terrain's surface table),
+darkened by wetness and lit by hill shading (light from the north-west, slopes exaggerated 4x), no-go areas
+(``set_terrain(..., no_go=mask)``; the navigation task's) tinted ``NO_GO_COLOUR``; that image is scaled up
+smoothly and crossed by contour lines (an interval of 0.1-50 m chosen from the terrain's relief, every fifth
+line darker; a small jitted kernel). It also prepares the legend: the surfaces present in the terrain and the
+contour interval. A frame blits the visible part of that image and draws the dynamic layer on it.
 
-Dynamic layer (``draw``): the reference path and its target point; the trail of the last ``trail_s``
-seconds of the frames drawn (their ``time_s``; it restarts when time goes backwards or the terrain
-changes); the body and
-the four wheels, each wheel filled by its slip (green 0, yellow 15 %, red from 30 %, grey in the air);
-a scale bar; a wheel panel (bottom right) with each wheel's slip ratio as a coloured block and its
-soil sinkage as a bar (full at ``SINKAGE_FULL_M``); throttle and brake bars (0-100 %, brake as a share
-of the maximum pressure) and a steering bar (left / right of centre as a share of the lock)
-(bottom left); the HUD text lines (top left) and the legend (top right).
+Dynamic layer (``draw``): the reference path and its target point, or a goal (a ``GOAL_COLOUR`` circle, or an
+arrow at the frame's edge pointing to it, with its distance, while it is off screen); the trail of the last
+``trail_s`` seconds of the frames drawn (their ``time_s``; it restarts when time goes backwards or the terrain
+changes); the body and the four wheels, each wheel filled by its slip (green 0, yellow 15 %, red from 30 %,
+grey in the air); a scale bar; a wheel panel (bottom right) with each wheel's slip ratio as a coloured block
+and its soil sinkage as a bar (full at ``SINKAGE_FULL_M``); throttle and brake bars (0-100 %, brake as a share
+of the maximum pressure) and a steering bar (left / right of centre as a share of the lock) (bottom left); an
+inset of a ``local_map`` (C, H, W) as the policy sees it (heading up, one channel at a time in cividis, the
+vehicle marked; M shows the next channel, 1-9 a channel by number; left, above the pedals); the HUD text
+lines (top left, kept in ``hud_lines``) and the legend (top right).
 
 ``mode="rgb_array"`` draws off screen and ``draw`` returns a read-only (height, width, 3) uint8 array; it works
 without a display (``SDL_VIDEODRIVER=dummy``). ``mode="human"`` opens a window, shows the frame, keeps to

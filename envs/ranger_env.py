@@ -231,7 +231,7 @@ class BatchViews:
 
     @property
     def task(self):
-        """The task logic (``acres_gym.envs.tasks.path_speed``): the path and speed profile of the episode."""
+        """The task (an ``acres_gym.envs.tasks.Task``): the path and speed profile, or the goal, of the episode."""
         return self._batch.task
 
     @property

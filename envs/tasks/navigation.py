@@ -37,6 +37,11 @@ the terrain's grade over
 the next 4 m exceeds that figure, the slope across the heading exceeds the routes' ``max_side_grade``, or
 the vehicle rolled over within 4 m of a slope steeper than that), 3 neither; 0 otherwise.
 
+Scoring (``OffroadNavigationTask.scoring``): the success rate (the goal reached; higher is better), the time
+to the goal (over the episodes that reached it), fuel, the distance left to the goal and the distance driven;
+an episode fails by a no-go area, getting stuck, rolling over, diverging or leaving the terrain (an episode
+out of time neither fails nor succeeds). The debug view (``view``) draws the goal and the ``local_map``.
+
 Options (``task_options``): ``split`` (``train`` or ``test``) picks one of ``splits``, each a set of
 terrain-generator keys (``acres_gym.terrain.offroad.DEFAULTS``) merged over ``terrain``; the test split
 also salts the episode's terrain seed, so its ground never coincides with a training episode's.
