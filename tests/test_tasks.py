@@ -217,3 +217,17 @@ def test_a_new_task_runs_through_the_environment_and_the_evaluation_with_its_own
         assert "drift m" in table and "fuel g" in table and "speed RMSE" not in table and "off terrain" in table
     finally:
         TASKS.pop("test_parked", None)
+
+
+def test_a_task_frame_pickled_under_the_path_task_module_loads():
+    """Checkpoints written while ``TaskFrame`` lived in ``path_speed`` name it there; it loads as the contract's."""
+    import pickle
+
+    from acres_gym.envs.tasks.base import TaskFrame
+
+    z = np.zeros(1)
+    frame = TaskFrame(z, z, z, np.zeros((1, 1)), np.zeros((1, 1, 2)), z.astype(bool), z.astype(bool))
+    old = pickle.dumps(frame, protocol=2).replace(b"acres_gym.envs.tasks.base", b"acres_gym.envs.tasks.path_speed")
+    assert b"acres_gym.envs.tasks.path_speed" in old
+    loaded = pickle.loads(old)
+    assert type(loaded) is TaskFrame and loaded.flags is None and loaded.s_m[0] == 0.0
