@@ -389,7 +389,8 @@ def compared(task: type[Task]) -> list[tuple[str, str]]:
 
 
 def plot_evaluation(path: Path, results: Mapping[str, Mapping], title: str, task: type[Task]) -> None:
-    """Per figure, each policy's episodes (dots) and mean (bar) on the evaluation seeds."""
+    """Per figure the report compares (``compared``; up to six a row), each policy's episodes (dots) and mean
+    (bar) on the evaluation seeds."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -397,8 +398,12 @@ def plot_evaluation(path: Path, results: Mapping[str, Mapping], title: str, task
 
     names = list(results)
     shown = compared(task)
-    fig, axes = plt.subplots(1, len(shown), figsize=(2.3 * len(shown), 3.2))
-    for ax, (key, label) in zip(axes, shown, strict=True):
+    cols = min(6, len(shown))
+    rows = math.ceil(len(shown) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.3 * cols, 3.2 * rows), squeeze=False)
+    for ax in axes.flat[len(shown):]:
+        ax.set_visible(False)
+    for ax, (key, label) in zip(axes.flat, shown, strict=False):
         for i, name in enumerate(names):
             per = [e[key] for e in results[name]["per_episode"] if math.isfinite(e[key])]
             ax.bar(i, results[name]["mean"][key], color=f"C{i}", alpha=0.5)
