@@ -13,6 +13,9 @@ per array argument): the step's measures, end conditions, sums and flags are row
 name -> row views (``stats``, ``flags``) for Python. Vehicles are independent: vehicle ``i`` of a batch
 computes exactly what a batch of one computes for the same seeds and actions.
 
+The task is called through its contract alone (``acres_gym.envs.tasks.base.Task``: its draw, its
+measurements and the hooks whose defaults do nothing), so the batch knows no task by name.
+
 Seeds: ``reset_rows(rows, seeds)`` takes one integer episode seed per vehicle (the environments draw it
 from their Gymnasium generator); the episode's draws come from independent streams spawned from it
 (``numpy.random.SeedSequence``): task, terrain, patches, soil, vehicle.
