@@ -1,6 +1,6 @@
 """A pygame top-down debug view: shaded terrain with contour lines, surfaces with a legend, a scale bar,
-the vehicle with its wheels, its trail, the reference path, per-wheel slip and sinkage, the pedal and
-steering bars and a HUD.
+the vehicle with its wheels, its trail, the reference path or the goal, per-wheel slip and sinkage, the pedal
+and steering bars, an inset of the policy's local map and a HUD.
 
 The physics never imports this module; environments import it on the first ``render()``. The view
 follows the vehicle, x (east / forward at yaw 0) to the right, y up.
@@ -8,22 +8,24 @@ follows the vehicle, x (east / forward at yaw 0) to the right, y up.
 Static layer. ``set_terrain`` (once per episode, about 0.1-0.2 s for a 300 m terrain at 8 px/m) draws the
 whole terrain into one background image at the screen's scale (coarser for very large maps, then scaled
 per frame): each grid point gets the colour of its surface (``surface_colour``: a fixed colour for the
-shipped surfaces and soils, a colour derived from the name for any other entry of the terrain's surface
-table), darkened by wetness and lit by hill shading (light from the north-west, slopes exaggerated 4x), no-go areas
-(``set_terrain(..., no_go=mask)``; the navigation task's) tinted ``NO_GO_COLOUR``;
-that image is scaled up smoothly and crossed by contour lines (an interval of 0.1-50 m chosen from the
-terrain's relief, every fifth line darker; a small jitted kernel). It also prepares the legend: the
-surfaces present in the terrain and the contour interval. A frame blits the visible part of that image
-and draws the dynamic layer on it.
+shipped surfaces and soils, each told apart from the others with normal and colour-blind vision
+(``SURFACE_COLOURS``), a colour derived from the name for any other entry of the terrain's surface table),
+darkened by wetness and lit by hill shading (light from the north-west, slopes exaggerated 4x), no-go areas
+(``set_terrain(..., no_go=mask)``; the navigation task's) tinted ``NO_GO_COLOUR``; that image is scaled up
+smoothly and crossed by contour lines (an interval of 0.1-50 m chosen from the terrain's relief, every fifth
+line darker; a small jitted kernel). It also prepares the legend: the surfaces present in the terrain and the
+contour interval. A frame blits the visible part of that image and draws the dynamic layer on it.
 
-Dynamic layer (``draw``): the reference path and its target point; the trail of the last ``trail_s``
-seconds of the frames drawn (their ``time_s``; it restarts when time goes backwards or the terrain
-changes); the body and
-the four wheels, each wheel filled by its slip (green 0, yellow 15 %, red from 30 %, grey in the air);
-a scale bar; a wheel panel (bottom right) with each wheel's slip ratio as a coloured block and its
-soil sinkage as a bar (full at ``SINKAGE_FULL_M``); throttle and brake bars (0-100 %, brake as a share
-of the maximum pressure) and a steering bar (left / right of centre as a share of the lock)
-(bottom left); the HUD text lines (top left) and the legend (top right).
+Dynamic layer (``draw``): the reference path and its target point, or a goal (a ``GOAL_COLOUR`` circle, or an
+arrow at the frame's edge pointing to it, with its distance, while it is off screen); the trail of the last
+``trail_s`` seconds of the frames drawn (their ``time_s``; it restarts when time goes backwards or the terrain
+changes); the body and the four wheels, each wheel filled by its slip (green 0, yellow 15 %, red from 30 %,
+grey in the air); a scale bar; a wheel panel (bottom right) with each wheel's slip ratio as a coloured block
+and its soil sinkage as a bar (full at ``SINKAGE_FULL_M``); throttle and brake bars (0-100 %, brake as a share
+of the maximum pressure) and a steering bar (left / right of centre as a share of the lock) (bottom left); an
+inset of a ``local_map`` (C, H, W) as the policy sees it (heading up, one channel at a time in cividis, the
+vehicle marked; M shows the next channel, 1-9 a channel by number; left, above the pedals); the HUD text
+lines (top left, kept in ``hud_lines``) and the legend (top right).
 
 ``mode="rgb_array"`` draws off screen and ``draw`` returns a read-only (height, width, 3) uint8 array; it works
 without a display (``SDL_VIDEODRIVER=dummy``). ``mode="human"`` opens a window, shows the frame, keeps to
@@ -55,30 +57,36 @@ from collections.abc import Mapping, Sequence
 import numba
 import numpy as np
 
+# Every shipped surface has its own colour, told apart with normal vision and with protan, deutan and tritan
+# colour blindness: snow, ice, dry asphalt and grass were fixed, the others picked one at a time, each the
+# colour (of a 15-step sRGB grid, CIELAB lightness 30-88, chroma below 55) farthest from those already
+# taken and from the overlay colours (no-go, path, trail, goal, outside) in the worst of the four visions
+# (CIELAB distance after the Machado, Oliveira and Fernandes 2009 simulation at full severity), then matched
+# to the surfaces by closeness to their natural colours; ``tests/test_render.py`` checks the distances.
 SURFACE_COLOURS: dict[str, tuple[int, int, int]] = {
     # hard surfaces
-    "dry_asphalt": (78, 78, 84),
-    "wet_asphalt": (50, 54, 70),
-    "gravel": (160, 156, 142),
-    "grass": (86, 150, 60),
-    "wet_grass": (52, 112, 70),
-    "ice": (200, 230, 248),
-    "packed_dirt": (186, 132, 74),
-    "mud": (92, 66, 44),
+    "dry_asphalt": (70, 70, 76),
+    "wet_asphalt": (30, 75, 120),
+    "gravel": (150, 150, 225),
+    "grass": (80, 150, 60),
+    "wet_grass": (90, 120, 60),
+    "ice": (190, 225, 245),
+    "packed_dirt": (150, 75, 15),
+    "mud": (105, 60, 30),
     # soils
-    "dry_sand": (232, 212, 150),
-    "lete_sand": (214, 186, 120),
-    "snow": (246, 248, 252),
-    "sandy_loam": (170, 120, 84),
-    "sandy_loam_wet": (126, 88, 62),
-    "clayey_soil": (160, 96, 70),
-    "clayey_soil_wet": (118, 70, 58),
-    "heavy_clay": (140, 78, 90),
-    "lean_clay": (182, 150, 112),
-    "upland_sandy_loam": (196, 150, 96),
-    "rubicon_sandy_loam": (150, 126, 74),
-    "north_gower_clayey_loam": (120, 100, 84),
-    "grenville_loam": (104, 84, 56),
+    "dry_sand": (225, 225, 135),
+    "lete_sand": (180, 195, 120),
+    "snow": (240, 240, 240),
+    "sandy_loam": (195, 150, 195),
+    "sandy_loam_wet": (135, 105, 90),
+    "clayey_soil": (210, 135, 150),
+    "clayey_soil_wet": (135, 90, 180),
+    "heavy_clay": (165, 90, 135),
+    "lean_clay": (255, 180, 180),
+    "upland_sandy_loam": (195, 180, 75),
+    "rubicon_sandy_loam": (135, 165, 105),
+    "north_gower_clayey_loam": (135, 120, 180),
+    "grenville_loam": (0, 135, 225),
 }
 OUTSIDE_COLOUR = (30, 30, 34)
 PATH_COLOUR = (250, 220, 40)
@@ -91,6 +99,13 @@ PANEL_COLOUR = (0, 0, 0, 150)
 NO_GO_COLOUR = (120, 40, 170)  # no-go areas (the navigation task's water and dense vegetation), blended over
 NO_GO_ALPHA = 0.65  # the ground under them
 NO_GO_LABEL = "no-go area"
+GOAL_COLOUR = (255, 40, 255)  # the goal's circle and, when it is off screen, the arrow to it
+INSET_BORDER = (255, 255, 255)
+CIVIDIS = ((0, 34, 78), (26, 56, 111), (67, 78, 108), (97, 101, 111), (125, 124, 120), (155, 148, 118),
+           (188, 174, 108), (222, 201, 88), (254, 232, 56))  # matplotlib's cividis at 0, 1/8, ..., 1
+INSET_RANGES = {"height": (-4.0, 4.0), "grade": (-0.6, 0.6), "traction": (-0.2, 1.0), "no_go": (0.0, 1.0)}
+"""Values of each ``local_map`` channel at the two ends of the inset's colour scale (m, tan, tan, 0 / 1)."""
+INSET_CELL_PX = 5  # pixels per map cell in the inset (fewer when the frame is small)
 THROTTLE_COLOUR = (60, 200, 80)
 BRAKE_COLOUR = (230, 60, 50)
 STEER_COLOUR = (80, 160, 255)
@@ -361,6 +376,9 @@ class TopDownRenderer:
         self.trail: deque[tuple[float, float, float]] = deque()
         self._panels: dict[tuple[int, int], object] = {}
         self._scale_bar = self._make_scale_bar()
+        self.inset_channel = 0  # the local_map channel the inset shows (keys: M next, 1-9 by number)
+        self.inset_rect = None  # where the last frame drew the inset's map (a pygame.Rect), or None
+        self.hud_lines: list[str] = []
 
     # --- terrain -------------------------------------------------------------------------------------
     def set_terrain(self, terrain, labels: Mapping[str, str] | None = None, no_go: np.ndarray | None = None) -> None:
@@ -493,19 +511,34 @@ class TopDownRenderer:
         while self.trail and self.trail[0][0] < time_s - self.trail_s:
             self.trail.popleft()
 
+    def handle_key(self, key: int) -> None:
+        """A key pressed in the window: M shows the inset's next ``local_map`` channel, 1-9 the channel of
+        that number."""
+        pg = self.pygame
+        if key == pg.K_m:
+            self.inset_channel += 1
+        elif pg.K_1 <= key <= pg.K_9:
+            self.inset_channel = key - pg.K_1
+
     def draw(self, axle_xy: Sequence[float], yaw_rad: float, wheelbase_m: float = 3.16,
              track_front_m: float = 1.32, track_rear_m: float = 1.31, road_wheel_rad: Sequence[float] = (0, 0, 0, 0),
              path_xy: np.ndarray | None = None, target_xy: Sequence[float] | None = None,
              hud: Sequence[str] = (), time_s: float | None = None, wheel_slip: Sequence[float] | None = None,
              wheel_sinkage_m: Sequence[float] | None = None, wheel_in_contact: Sequence[bool] | None = None,
              throttle_pct: float | None = None, brake_frac: float | None = None,
-             steer_frac: float | None = None) -> np.ndarray | None:
+             steer_frac: float | None = None, goal_xy: Sequence[float] | None = None, goal_radius_m: float = 0.0,
+             local_map: np.ndarray | None = None, map_channels: Sequence[str] = (),
+             map_vehicle_rc: Sequence[float] | None = None) -> np.ndarray | None:
         """Draw one frame centred on the vehicle whose rear-axle midpoint is at ``axle_xy`` heading ``yaw_rad``;
         wheels 0 FL, 1 FR, 2 RL, 3 RR turned by ``road_wheel_rad``; ``path_xy`` (M, 2) world points;
         ``target_xy`` a marked point; ``hud`` text lines; ``time_s`` the simulation time (feeds the trail);
         per wheel ``wheel_slip`` (slip ratio), ``wheel_sinkage_m``, ``wheel_in_contact``; ``throttle_pct``
-        (0-100), ``brake_frac`` (0-1 of the maximum pressure), ``steer_frac`` (-1 right lock .. 1 left lock).
-        Panels whose inputs are None are left out."""
+        (0-100), ``brake_frac`` (0-1 of the maximum pressure), ``steer_frac`` (-1 right lock .. 1 left lock);
+        ``goal_xy`` a goal (a ``GOAL_COLOUR`` circle of ``goal_radius_m``, or an arrow at the frame's edge
+        pointing to it with its distance when it is off screen); ``local_map`` (C, H, W) the policy's map,
+        drawn as an inset (left) in its channel ``inset_channel`` (named by ``map_channels``, scaled by
+        ``INSET_RANGES``), the vehicle marked at ``map_vehicle_rc`` (row, column). Panels whose inputs are
+        None are left out."""
         pg = self.pygame
         ax, ay = float(axle_xy[0]), float(axle_xy[1])
         c, s = math.cos(yaw_rad), math.sin(yaw_rad)
@@ -549,11 +582,22 @@ class TopDownRenderer:
             tx, ty = self._to_screen(float(target_xy[0]), float(target_xy[1]), cx, cy)
             pg.draw.circle(self.canvas, TARGET_COLOUR, (float(tx), float(ty)), max(3, round(0.3 * self.ppm)), 2)
 
+        self.hud_lines = [str(t) for t in hud]  # what the frame's HUD shows
+        if goal_xy is not None:
+            self._draw_goal(float(goal_xy[0]), float(goal_xy[1]), float(goal_radius_m), ax, ay, cx, cy)
+
         self._draw_overlays(hud, wheel_slip, wheel_sinkage_m, contact, throttle_pct, brake_frac, steer_frac)
+        self.inset_rect = None
+        if local_map is not None:
+            pedals = throttle_pct is not None or brake_frac is not None or steer_frac is not None
+            bottom = self.height - 6 - (10 * max(6, self.height // 40) + 6 if pedals else 0)
+            self._draw_inset(np.asarray(local_map, dtype=float), tuple(map_channels), map_vehicle_rc, bottom)
 
         if self.mode == "human":
             if pg.event.get(pg.QUIT):
                 self.closed = True
+            for event in pg.event.get(pg.KEYDOWN):
+                self.handle_key(event.key)
             pg.event.pump()
             self.window.blit(self.canvas, (0, 0))
             pg.display.flip()
@@ -562,6 +606,67 @@ class TopDownRenderer:
         # read-only, backed by the bytes pygame returns (a copy into a fresh array costs more than the frame)
         return np.frombuffer(pg.image.tobytes(self.canvas, "RGB"), dtype=np.uint8).reshape(
             self.height, self.width, 3)
+
+    def _draw_goal(self, gx_m: float, gy_m: float, radius_m: float, ax: float, ay: float, cx: float, cy: float) -> None:
+        """The goal's circle when it is on screen, else an arrow at the frame's edge on the line from the
+        frame's centre to the goal, labelled with the distance from the rear-axle midpoint."""
+        pg = self.pygame
+        W, H = self.width, self.height
+        sx, sy = (float(v) for v in self._to_screen(gx_m, gy_m, cx, cy))
+        r = max(5, round(radius_m * self.ppm))
+        if -r < sx < W + r and -r < sy < H + r:
+            pg.draw.circle(self.canvas, GOAL_COLOUR, (sx, sy), r, 3)
+            pg.draw.line(self.canvas, GOAL_COLOUR, (sx - 6, sy), (sx + 6, sy), 3)
+            pg.draw.line(self.canvas, GOAL_COLOUR, (sx, sy - 6), (sx, sy + 6), 3)
+            return
+        dx, dy = sx - W / 2, sy - H / 2
+        norm = math.hypot(dx, dy)
+        ux, uy = dx / norm, dy / norm
+        edge = 30.0  # px between the arrow's tip and the frame's edge
+        t = min((W / 2 - edge) / abs(ux) if ux else math.inf, (H / 2 - edge) / abs(uy) if uy else math.inf)
+        tip = (W / 2 + ux * t, H / 2 + uy * t)
+        base = (tip[0] - 18 * ux, tip[1] - 18 * uy)
+        pg.draw.polygon(self.canvas, GOAL_COLOUR, [tip, (base[0] - 9 * uy, base[1] + 9 * ux),
+                                                   (base[0] + 9 * uy, base[1] - 9 * ux)])
+        pg.draw.line(self.canvas, GOAL_COLOUR, base, (tip[0] - 36 * ux, tip[1] - 36 * uy), 5)
+        text = self.small_font.render(f"goal {math.hypot(gx_m - ax, gy_m - ay):.0f} m", True, GOAL_COLOUR)
+        lx = min(max(tip[0] - 44 * ux - text.get_width() / 2, 2), W - text.get_width() - 2)
+        ly = min(max(tip[1] - 44 * uy - text.get_height() / 2, 2), H - text.get_height() - 2)
+        self._panel(round(lx) - 2, round(ly) - 1, text.get_width() + 4, text.get_height() + 2)
+        self.canvas.blit(text, (round(lx), round(ly)))
+
+    def _draw_inset(self, local_map: np.ndarray, channels: tuple[str, ...], vehicle_rc, bottom: int) -> None:
+        """The ``inset_channel`` of ``local_map`` (C, rows, cols; row 0 ahead, column 0 left, as the policy
+        sees it) in cividis between the channel's ``INSET_RANGES`` (its own range for other channels), with
+        a ``INSET_BORDER`` frame, the vehicle as a triangle and a label, bottom-left above the pedal panel."""
+        pg = self.pygame
+        count, rows, cols = local_map.shape
+        k = self.inset_channel % count
+        name = channels[k] if k < len(channels) else f"channel {k}"
+        values = np.nan_to_num(local_map[k])
+        lo, hi = INSET_RANGES.get(name, (float(values.min()), float(values.max())))
+        u = np.clip((values - lo) / (hi - lo), 0.0, 1.0) if hi > lo else np.zeros_like(values)
+        anchors = np.linspace(0.0, 1.0, len(CIVIDIS))
+        table = np.asarray(CIVIDIS, dtype=float)
+        rgb = np.stack([np.interp(u, anchors, table[:, c]) for c in range(3)], axis=-1).round().astype(np.uint8)
+        px = max(2, min(INSET_CELL_PX, (self.height // 4) // max(rows, cols)))
+        image = pg.transform.scale(pg.surfarray.make_surface(np.ascontiguousarray(rgb.transpose(1, 0, 2))),
+                                   (cols * px, rows * px))
+        label = self.small_font.render(f"local map: {name} ({k + 1}/{count}, M)", True, HUD_TEXT)
+        w = max(cols * px, label.get_width()) + 12
+        h = rows * px + label.get_height() + 14
+        x0, y0 = 6, bottom - h
+        self._panel(x0, y0, w, h)
+        self.canvas.blit(label, (x0 + 6, y0 + 4))
+        rect = pg.Rect(x0 + 6, y0 + label.get_height() + 8, cols * px, rows * px)
+        self.canvas.blit(image, rect.topleft)
+        pg.draw.rect(self.canvas, INSET_BORDER, rect.inflate(2, 2), 1)
+        if vehicle_rc is not None:
+            vx, vy = rect.left + float(vehicle_rc[1]) * px, rect.top + float(vehicle_rc[0]) * px
+            size = max(3.0, 0.8 * px)
+            pg.draw.polygon(self.canvas, BODY_COLOUR, [(vx, vy - 1.5 * size), (vx - size, vy + size),
+                                                       (vx + size, vy + size)])
+        self.inset_rect = rect
 
     def _draw_overlays(self, hud, slip, sinkage, contact, throttle_pct, brake_frac, steer_frac) -> None:
         pg = self.pygame

@@ -2,10 +2,13 @@
 
 ``evaluate(policy_factory, env_id, episodes=8, seed=0)`` runs ``episodes`` episodes (episode ``k`` seeded
 ``seed + k``, as ``env.reset(seed=seed + k)`` of a single environment) in native vector environments of up
-to ``batch`` vehicles, each vehicle's first episode counting, and returns the mean and per-episode
-figures: return, speed RMSE (m/s, true forward speed against the target), lateral RMSE (m, rear-axle
-midpoint from the path), fuel per km (g/km; and L/100 km), distance, failures (rollover, divergence, off
-course or off terrain) and the share of episodes that ended early.
+to ``batch`` vehicles, each vehicle's first episode counting, and returns the task's name and the mean and
+per-episode figures the task declares (``acres_gym.envs.tasks.base.Task.episode_row``): for every task the
+return, steps, distance, fuel (g, g/km, L/100 km), each failure flag of the task, ``failed`` (any of them:
+the failure share) and ``success``, and the share of episodes that ended early; the path tasks add speed RMSE
+(m/s, true forward speed against the target) and lateral RMSE (m, rear-axle midpoint from the path), the
+navigation task the time to the goal (NaN when not reached; its mean is over the episodes that reached it),
+the remaining distance to the goal and the ground cause.
 
 A policy factory is ``callable(venv) -> policy`` with ``policy(obs) -> actions`` for a batch and an optional
 ``policy.reset(rows)``: ``lambda venv: UlcPurePursuit(venv)``, ``SB3Policy.factory(model, ...)`` or, for an
@@ -15,10 +18,10 @@ RLlib checkpoint, ``acres_gym.agents.rllib.rllib_policy_factory(checkpoint_dir)`
 ``format_table`` prints them.
 
 Command line: ``python -m acres_gym.agents.evaluate --env acres_gym/RangerSpeedTracking-v2 --episodes 8`` compares
-the two classical baselines. On ``acres_gym/RangerOffroadNavigation-v0`` it compares ``straight_line`` and
-``terrain_planner`` and reports, per episode and as a mean, ``success``, ``time_to_goal_s`` (NaN when not
-reached; the mean over the episodes that reached it), ``fuel_used_g``, ``no_go``, ``stuck`` and
-``rolled_over`` (``--json`` writes them all); ``--split test`` evaluates the held-out terrain distribution.
+the task's classical baselines (``Scoring.baselines``: ``ulc_pure_pursuit`` and ``pedal_pid`` for the path
+tasks, ``straight_line`` and ``terrain_planner`` for navigation) and prints the task's figures, the failure share
+and each failure cause (``--json`` writes every figure per episode); ``--split test`` evaluates the navigation
+task's held-out terrain distribution.
 ``--model runs/x/model.zip`` adds a trained model, ``--model runs/x/checkpoint`` an RLlib checkpoint of
 ``agents.rllib_train`` (the environment and its config then default to the ones it was trained on).
 ``--config`` and ``--set key.sub=value`` change the task config, e.g.
@@ -39,12 +42,10 @@ import gymnasium
 import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
-from acres_gym.agents.baselines import NAVIGATION_BASELINES, baseline_action_mode, make_baseline
+from acres_gym.agents.baselines import baseline_action_mode, make_baseline
 from acres_gym.envs.config import dotted_overrides, load_config, merge_configs
-
-FIGURES = ("episode_return", "episode_steps", "speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km", "distance_m",
-           "fuel_used_g")
-FUEL_DENSITY_KG_L = 0.745
+from acres_gym.envs.tasks import Task, task_class
+from acres_gym.envs.tasks.base import FUEL_DENSITY_KG_L  # noqa: F401  (named here too)
 
 
 def make_vector_env(env_id: str, num_envs: int, config: Mapping | str | None = None, action_mode: str | None = None,
@@ -66,10 +67,12 @@ def evaluate(policy_factory: Callable[[Any], Callable], env_id: str, episodes: i
     per_episode: list[dict[str, float]] = []
     t0 = time.perf_counter()
     steps = 0
+    task: type[Task] | None = None
     for start in range(0, episodes, batch):
         n = min(batch, episodes - start)
         venv = make_vector_env(env_id, n, config, action_mode)
         try:
+            task = task_class(venv.unwrapped.config["task"])
             policy = policy_factory(venv)
             obs, _ = venv.reset(seed=seed + start)
             if hasattr(policy, "reset"):
@@ -81,13 +84,8 @@ def evaluate(policy_factory: Callable[[Any], Callable], env_id: str, episodes: i
                 steps += int((~done).sum())
                 ended = (terminated | truncated) & ~done
                 for i in np.flatnonzero(ended):
-                    row = {k: float(info[k][i]) for k in FIGURES}
-                    for flag in ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete"):
-                        row[flag] = float(info[flag][i])
-                    row["failed"] = float(max(row["rolled_over"], row["diverged"], row["off_course"],
-                                              row["off_terrain"]))
+                    row = task.episode_row(info_of(info, int(i)), bool(truncated[i] and not terminated[i]))
                     row["early_end"] = float(bool(terminated[i]))
-                    row.update(navigation_row(info, i))
                     row["seed"] = seed + start + int(i)
                     results[i] = row
                 done |= ended
@@ -96,41 +94,33 @@ def evaluate(policy_factory: Callable[[Any], Callable], env_id: str, episodes: i
             per_episode.extend(r for r in results if r is not None)
         finally:
             venv.close()
-    mean = {k: float(np.mean([r[k] for r in per_episode])) for k in per_episode[0] if k != "seed"}
-    if "time_to_goal_s" in mean:  # NaN where the goal was not reached: the mean over the episodes that reached it
-        times = [r["time_to_goal_s"] for r in per_episode if math.isfinite(r["time_to_goal_s"])]
-        mean["time_to_goal_s"] = float(np.mean(times)) if times else math.nan
-    mean["l_per_100km"] = mean["fuel_g_per_km"] / 1e3 / FUEL_DENSITY_KG_L * 100.0
-    return {"episodes": episodes, "seed": seed, "mean": mean, "per_episode": per_episode,
-            "wall_s": time.perf_counter() - t0, "steps": steps}
+    return {"task": task.name, "episodes": episodes, "seed": seed, "mean": task.mean_figures(per_episode),
+            "per_episode": per_episode, "wall_s": time.perf_counter() - t0, "steps": steps}
 
 
-NAVIGATION_FIGURES = ("success", "time_to_goal_s", "no_go", "stuck", "ground_cause", "goal_distance_m")
+def info_of(info: Mapping[str, Any], i: int) -> dict[str, Any]:
+    """Vehicle ``i``'s entries of a vector env's ``info`` (its arrays; not the masks or nested dicts)."""
+    return {k: v[i] for k, v in info.items() if isinstance(v, np.ndarray) and not k.startswith("_")}
 
 
-def navigation_row(info: Mapping[str, Any], i: int) -> dict[str, float]:
-    """The navigation task's figures of vehicle ``i`` at its episode's end (empty for the path tasks):
-    ``success`` (1 when the goal was reached), ``time_to_goal_s`` (NaN when not reached), ``no_go``,
-    ``stuck``, ``ground_cause`` (why it ended short of the goal outside no-go areas: 1 soil, 2 grade,
-    3 other) and the remaining ``goal_distance_m``."""
-    if "goal_reached" not in info:
-        return {}
-    success = bool(info["goal_reached"][i])
-    return {"success": float(success), "time_to_goal_s": float(info["time_s"][i]) if success else math.nan,
-            "no_go": float(info["no_go"][i]), "stuck": float(info["stuck"][i]),
-            "ground_cause": float(info["ground_cause"][i]), "goal_distance_m": float(info["goal_distance_m"][i])}
+def columns(task: type[Task]) -> list[tuple[str, str, str]]:
+    """``(label, key, format)`` of the columns that show a task's results: the return, the task's own
+    figures, the failure share and each failure cause, and the steps."""
+    s = task.scoring
+    return ([("return", "episode_return", "{:.1f}")] + [(f.label, f.key, f.fmt) for f in s.figures]
+            + [("failed", "failed", "{:.2f}")] + [(flag.replace("_", " "), flag, "{:.2f}") for flag in s.failures]
+            + [("steps", "episode_steps", "{:.0f}")])
 
+def task_of(env_id: str, config: Mapping | None = None) -> type[Task]:
+    """The task an id runs with config overrides (``config``'s ``task`` key, else the id's own config's)."""
+    from acres_gym.registration import ENVIRONMENTS
 
-def format_navigation_table(results: Mapping[str, Mapping[str, Any]]) -> str:
-    """A printable table of navigation results: success rate, time to goal, fuel, end causes."""
-    cols = (("success", "success", "{:.2f}"), ("time to goal s", "time_to_goal_s", "{:.1f}"),
-            ("fuel g", "fuel_used_g", "{:.1f}"), ("no-go", "no_go", "{:.2f}"), ("stuck", "stuck", "{:.2f}"),
-            ("rolled over", "rolled_over", "{:.2f}"))
-    lines = ["policy".ljust(18) + "".join(c[0].rjust(16) for c in cols)]
-    for name, r in results.items():
-        lines.append(name.ljust(18) + "".join((fmt.format(r["mean"][key]) if math.isfinite(r["mean"][key])
-                                               else "nan").rjust(16) for _, key, fmt in cols))
-    return "\n".join(lines)
+    name = (config or {}).get("task")
+    if name is None and env_id in ENVIRONMENTS:
+        name = load_config(ENVIRONMENTS[env_id][0]).get("task")
+    if name is None:
+        raise ValueError(f"--env {env_id!r}: not an id of acres_gym and no task in the config")
+    return task_class(name)
 
 
 def compare(entries: Mapping[str, tuple[Callable, str | None]], env_id: str, episodes: int = 8, seed: int = 0,
@@ -161,11 +151,9 @@ def config_from_arguments(base: Mapping | None, args: argparse.Namespace) -> dic
 
 
 def format_table(results: Mapping[str, Mapping[str, Any]]) -> str:
-    """A printable table of ``compare`` results (means over the episodes)."""
-    cols = (("return", "episode_return", "{:.1f}"), ("speed RMSE m/s", "speed_rmse_mps", "{:.3f}"),
-            ("lateral RMSE m", "lateral_rmse_m", "{:.3f}"), ("fuel g/km", "fuel_g_per_km", "{:.1f}"),
-            ("L/100km", "l_per_100km", "{:.2f}"), ("distance m", "distance_m", "{:.1f}"),
-            ("failed", "failed", "{:.2f}"), ("steps", "episode_steps", "{:.0f}"))
+    """A printable table of ``compare`` results (means over the episodes), in the columns of their task
+    (``columns``)."""
+    cols = columns(task_class(next(iter(results.values()))["task"]))
     header = ["policy"] + [c[0] for c in cols]
     rows = [[name] + [fmt.format(r["mean"][key]) if math.isfinite(r["mean"][key]) else "nan"
                       for _, key, fmt in cols] for name, r in results.items()]
@@ -209,17 +197,17 @@ def main(argv: list[str] | None = None) -> None:
         except RunFileError as exc:
             parser.exit(2, f"{parser.prog}: error: --model: {exc}\n")
         entries["learned"] = (factory, mode)
-    names = NAVIGATION_BASELINES if "Navigation" in env_id else ("ulc_pure_pursuit", "pedal_pid")
-    entries = {**{name: baseline_entry(name) for name in names}, **entries}
     if args.split is not None:
         args.overrides.append(f"task_options.split={args.split}")
     try:
-        results = compare(entries, env_id, args.episodes, args.seed, config=config_from_arguments(config, args))
+        config = config_from_arguments(config, args)
+        names = task_of(env_id, config).scoring.baselines
+        entries = {**{name: baseline_entry(name) for name in names}, **entries}
+        results = compare(entries, env_id, args.episodes, args.seed, config=config)
     except (ValueError, FileNotFoundError) as exc:
         parser.error(str(exc))
     print(f"{env_id}, {args.episodes} episodes (seeds from {args.seed}):")
-    print(format_navigation_table(results) if "success" in next(iter(results.values()))["mean"]
-          else format_table(results))
+    print(format_table(results))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)

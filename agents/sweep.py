@@ -190,7 +190,7 @@ def run_sweep(sweep: dict, address: str | None = None) -> list[dict]:
             env_config = trial_cfg.get("env_config", {}).get("config", cfg["env_config"])
             ev = evaluate(rllib_policy_factory(checkpoint), cfg["env_id"], episodes=int(sweep["eval_episodes"]),
                           seed=int(sweep["eval_seed"]), config=env_config)
-            row.update({k: ev["mean"][k] for k in TABLE_FIGURES})
+            row.update({k: ev["mean"].get(k, math.nan) for k in TABLE_FIGURES})  # NaN: not a figure of the task
             row["score"] = ev["mean"][sweep["score"]] if sweep["score"] in ev["mean"] else None
         row["checkpoint"] = checkpoint
         rows.append(row)

@@ -1,8 +1,8 @@
 """What ``train.py`` needs around ``model.learn``: callbacks, exact checkpoints, the report and its plots.
 
-- ``TrainingMonitor``: a progress bar (tqdm) with the mean score of the last finished episodes, the task
-  metrics of every finished training episode logged to TensorBoard under ``task/`` (speed and lateral
-  RMSE, fuel per km, distance, success rate, the rate of each failure cause), and the learning curve
+- ``TrainingMonitor``: a progress bar (tqdm) with the mean score of the last finished episodes, the task's
+  figures of every finished training episode logged to TensorBoard under ``task/`` (each figure the task
+  declares, the success rate, the failure rate and the rate of each failure cause), and the learning curve
   (per episode: steps, training wall time, return, task metric).
 - ``PeriodicEvaluation``: every ``every_steps`` (at the start of a rollout), the deterministic policy on
   the evaluation seeds; the first evaluation that beats the baseline (``beats``) is remembered with its
@@ -20,12 +20,13 @@
 - ``TrainClock``: training wall time, with the evaluations left out.
 - ``write_report``: ``report.json``, ``learning_curve.png``, ``evaluation.png`` and ``report.md``.
 
-The task metric is the speed RMSE for speed tracking, the lateral RMSE for path following (lower is
-better) and the success rate (the goal reached) for off-road navigation (``TASK_METRICS``). A policy
-*beats* the baseline when its mean success rate over the evaluation episodes is higher, or, for the RMSE
-metrics, when its mean is lower, it fails in no larger share of the episodes, and it covers at least
-``MIN_DISTANCE_SHARE`` of the baseline's mean distance (a parked vehicle tracks a path well and a zero speed
-target perfectly).
+Each task declares its metric, its figures, its failure flags and how it succeeds
+(``acres_gym.envs.tasks.base.Scoring``; speed tracking: speed RMSE, path following: lateral RMSE, lower is
+better; off-road navigation: the success rate); this module names no task. A policy *beats* the baseline
+when its mean metric over the evaluation episodes is higher (a metric where higher is better), or, for a
+metric where lower is better, when its mean is lower, it fails in no larger share of the episodes, and it
+covers at least ``MIN_DISTANCE_SHARE`` of the baseline's mean distance (a parked vehicle tracks a path well
+and a zero speed target perfectly).
 """
 
 from __future__ import annotations
@@ -49,13 +50,8 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from acres_gym.agents import run_files
 from acres_gym.envs.config import plain
+from acres_gym.envs.tasks import Task, task_class
 
-TASK_METRICS = {"speed_tracking": "speed_rmse_mps", "path_following": "lateral_rmse_m",
-                "offroad_navigation": "success"}
-HIGHER_IS_BETTER = ("success",)
-METRIC_LABELS = {"speed_rmse_mps": "speed RMSE (m/s)", "lateral_rmse_m": "lateral RMSE (m)",
-                 "success": "success rate", "episode_return": "episode return"}
-FAILURES = ("rolled_over", "diverged", "off_course", "off_terrain", "no_go", "stuck")
 MIN_DISTANCE_SHARE = 0.9
 STATE_VERSION = 1
 
@@ -65,13 +61,25 @@ class RunError(Exception):
 
 
 def task_metric(task_config: Mapping) -> str:
-    """The metric that says how well a task is done (``HIGHER_IS_BETTER`` or lower is better)."""
-    return TASK_METRICS.get(task_config.get("task"), "speed_rmse_mps")
+    """The metric that says how well the config's task is done (its ``Scoring.metric``)."""
+    return task_class(task_config["task"]).scoring.metric
 
 
-def beats(learned: Mapping[str, float], baseline: Mapping[str, float], metric: str) -> bool:
-    """Whether evaluation means ``learned`` beat ``baseline`` (see the module docstring)."""
-    if metric in HIGHER_IS_BETTER:
+def task_of_env(vec_env) -> type[Task]:
+    """The task a stable-baselines3 ``VecEnv`` over a ``RangerVectorEnv`` runs (through any wrappers)."""
+    return task_class(vec_env.get_attr("config", [0])[0]["task"])
+
+
+def metric_label(task: type[Task], key: str) -> str:
+    """The label of one of the task's figures (the key itself for others)."""
+    labels = {f.key: f.label for f in task.scoring.figures}
+    return labels.get(key, "episode return" if key == "episode_return" else key)
+
+
+def beats(learned: Mapping[str, float], baseline: Mapping[str, float], metric: str,
+          higher_is_better: bool = False) -> bool:
+    """Whether evaluation means ``learned`` beat ``baseline`` on ``metric`` (see the module docstring)."""
+    if higher_is_better:
         return learned[metric] > baseline[metric]
     return (learned[metric] < baseline[metric] and learned["failed"] <= baseline["failed"]
             and learned["distance_m"] >= MIN_DISTANCE_SHARE * baseline["distance_m"])
@@ -120,21 +128,15 @@ def set_rng_state(model: BaseAlgorithm, state: Mapping[str, Any]) -> None:
 
 # --- callbacks -------------------------------------------------------------------------------------------
 
-def _finished_episodes(infos: list[dict]) -> list[dict[str, float]]:
+def _finished_episodes(infos: list[dict], task: type[Task]) -> list[dict[str, float]]:
+    """The task's episode rows (``Task.episode_row``) of the episodes that ended in this step, with the
+    return and length SB3 counted."""
     rows = []
     for info in infos:
         if "episode" not in info:
             continue
-        m = info.get("metrics", {})
         row = {"return": float(info["episode"]["r"]), "length": int(info["episode"]["l"])}
-        row.update({k: float(v) for k, v in m.items()})
-        failed = any(m.get(k, 0.0) for k in FAILURES)
-        row["failed"] = float(failed)
-        if "goal_reached" in m:  # a goal task succeeds by reaching it
-            row["success"] = float(m["goal_reached"])
-        else:
-            row["success"] = float(not failed and (bool(info.get("TimeLimit.truncated"))
-                                                   or bool(m.get("path_complete"))))
+        row.update(task.episode_row(info.get("metrics", {}), bool(info.get("TimeLimit.truncated"))))
         rows.append(row)
     return rows
 
@@ -150,8 +152,10 @@ class TrainingMonitor(BaseCallback):
         self._bar = None
         self._recent: list[dict[str, float]] = []
         self._shown = 0.0
+        self.task: type[Task] | None = None
 
     def _on_training_start(self) -> None:
+        self.task = task_of_env(self.training_env)
         if self.show_bar:
             import sys
 
@@ -162,17 +166,19 @@ class TrainingMonitor(BaseCallback):
                              mininterval=0.5 if sys.stderr.isatty() else 30.0, smoothing=0.05)
 
     def _on_step(self) -> bool:
-        for row in _finished_episodes(self.locals["infos"]):
+        scoring = self.task.scoring
+        for row in _finished_episodes(self.locals["infos"], self.task):
             self._recent = (self._recent + [row])[-self.window:]
             self.history["episodes"].append({"steps": int(self.num_timesteps), "wall_s": self.clock.elapsed(),
                                              "return": row["return"], self.metric: row.get(self.metric, math.nan)})
-            for key in ("speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km", "distance_m"):
-                if key in row and math.isfinite(row[key]):
+            for figure in scoring.figures:
+                key = figure.key
+                if key != "success" and key in row and math.isfinite(row[key]):
                     self.logger.record_mean(f"task/{key}", row[key])
             self.logger.record_mean("task/success_rate", row["success"])
             self.logger.record_mean("task/failure_rate", row["failed"])
-            for key in FAILURES:
-                self.logger.record_mean(f"task/failure/{key}", row.get(key, 0.0))
+            for key in scoring.failures:
+                self.logger.record_mean(f"task/failure/{key}", row[key])
         if self._bar is not None:
             self._bar.update(int(self.num_timesteps) - self._bar.n)
             now = time.perf_counter()
@@ -230,9 +236,11 @@ class PeriodicEvaluation(BaseCallback):
             self.model.policy.set_training_mode(training_mode)
         self.last_result = result
         mean = result["mean"]
+        higher = task_class(result["task"]).scoring.higher_is_better
         entry = {"steps": int(self.num_timesteps), "wall_s": wall,
                  **{k: mean[k] for k in ("episode_return", self.metric, "failed", "distance_m")}}
-        entry["beats_baseline"] = bool(self.baseline is not None and beats(mean, self.baseline["mean"], self.metric))
+        entry["beats_baseline"] = bool(self.baseline is not None
+                                       and beats(mean, self.baseline["mean"], self.metric, higher))
         self.history["evaluations"].append(entry)
         if entry["beats_baseline"] and self.history["first_beat"] is None:
             self.history["first_beat"] = {"steps": entry["steps"], "train_wall_s": wall}
@@ -341,7 +349,7 @@ def _binned(x: list[float], y: list[float], bins: int = 60) -> tuple[np.ndarray,
 
 
 def plot_learning_curve(path: Path, history: Mapping, metric: str, baseline: Mapping | None,
-                        baseline_name: str | None, title: str) -> None:
+                        baseline_name: str | None, title: str, task: type[Task]) -> None:
     """Return and task metric against steps and training wall time: training episodes (means over about
     60 groups of consecutive episodes), evaluations on the evaluation seeds, the baseline's evaluation as a line."""
     import matplotlib
@@ -367,7 +375,7 @@ def plot_learning_curve(path: Path, history: Mapping, metric: str, baseline: Map
                 ax.axvline(history["first_beat"]["train_wall_s"], color="grey", ls=":", label="first beats baseline")
             elif history.get("first_beat") and col == 0 and row == 1:
                 ax.axvline(history["first_beat"]["steps"], color="grey", ls=":", label="first beats baseline")
-            ax.set_ylabel(METRIC_LABELS.get(ekey, ekey))
+            ax.set_ylabel(metric_label(task, ekey))
             ax.grid(alpha=0.3)
             if row == 1:
                 ax.set_xlabel(xlabel)
@@ -378,25 +386,30 @@ def plot_learning_curve(path: Path, history: Mapping, metric: str, baseline: Map
     plt.close(fig)
 
 
-COMPARED = (("episode_return", "return"), ("speed_rmse_mps", "speed RMSE (m/s)"),
-            ("lateral_rmse_m", "lateral RMSE (m)"), ("fuel_g_per_km", "fuel (g/km)"), ("failed", "failed share"))
-COMPARED_NAVIGATION = (("episode_return", "return"), ("success", "success rate"),
-                       ("time_to_goal_s", "time to goal (s)"), ("fuel_used_g", "fuel (g)"), ("no_go", "no-go share"),
-                       ("stuck", "stuck share"))
+def compared(task: type[Task]) -> list[tuple[str, str]]:
+    """``(key, label)`` of the figures the report compares: the return, the task's figures, the failure
+    share and each failure cause."""
+    s = task.scoring
+    return ([("episode_return", "return")] + [(f.key, f.label) for f in s.figures] + [("failed", "failed share")]
+            + [(flag, flag.replace("_", " ") + " share") for flag in s.failures])
 
 
-def plot_evaluation(path: Path, results: Mapping[str, Mapping], title: str) -> None:
-    """Per figure, each policy's episodes (dots) and mean (bar) on the evaluation seeds."""
+def plot_evaluation(path: Path, results: Mapping[str, Mapping], title: str, task: type[Task]) -> None:
+    """Per figure the report compares (``compared``; up to six a row), each policy's episodes (dots) and mean
+    (bar) on the evaluation seeds."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     names = list(results)
-    compared = COMPARED_NAVIGATION if "success" in results[names[0]]["mean"] and "goal_distance_m" in \
-        results[names[0]]["mean"] else COMPARED
-    fig, axes = plt.subplots(1, len(compared), figsize=(2.3 * len(compared), 3.2))
-    for ax, (key, label) in zip(axes, compared, strict=True):
+    shown = compared(task)
+    cols = min(6, len(shown))
+    rows = math.ceil(len(shown) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.3 * cols, 3.2 * rows), squeeze=False)
+    for ax in axes.flat[len(shown):]:
+        ax.set_visible(False)
+    for ax, (key, label) in zip(axes.flat, shown, strict=False):
         for i, name in enumerate(names):
             per = [e[key] for e in results[name]["per_episode"] if math.isfinite(e[key])]
             ax.bar(i, results[name]["mean"][key], color=f"C{i}", alpha=0.5)
@@ -423,24 +436,26 @@ def write_report(out: Path, report: dict, history: Mapping, results: Mapping[str
     if not plots:
         return
     title = f"{report['algo'].upper()} on {report['env_id']}, seed {report['seed']}"
+    task = task_class(next(iter(results.values()))["task"])
     baseline = results.get(baseline_name) if baseline_name else None
-    plot_learning_curve(out / "learning_curve.png", history, metric, baseline, baseline_name, title)
-    plot_evaluation(out / "evaluation.png", results, title + f", {report['eval_episodes']} evaluation episodes")
+    plot_learning_curve(out / "learning_curve.png", history, metric, baseline, baseline_name, title, task)
+    plot_evaluation(out / "evaluation.png", results, title + f", {report['eval_episodes']} evaluation episodes",
+                    task)
     beat = report["first_beats_baseline"]
+    columns = compared(task)
     lines = [f"# {title}", "",
              f"- trained {report['total_steps']} steps ({report['trained_steps']} in this run) in "
              f"{report['train_wall_s']:.1f} s of training ({report['train_steps_per_s']:.0f} steps/s), "
              f"{report['num_envs']} vehicles",
-             f"- task metric: {METRIC_LABELS.get(metric, metric)}; evaluation every "
+             f"- task metric: {metric_label(task, metric)}; evaluation every "
              f"{report['eval_every_steps']} steps on {report['eval_episodes']} episodes from seed "
              f"{report['eval_seed']}",
              "- first beats the baseline: " + (f"after {beat['steps']} steps, {beat['train_wall_s']:.1f} s of training"
                                                if beat else "not within this run"),
              "", "![learning curve](learning_curve.png)", "", "## Evaluation", "",
-             "| policy | " + " | ".join(label for _, label in COMPARED) + " | distance (m) |",
-             "| --- " * (len(COMPARED) + 2) + "|"]
+             "| policy | " + " | ".join(label for _, label in columns) + " |",
+             "| --- " * (len(columns) + 1) + "|"]
     for name, r in results.items():
-        lines.append(f"| {name} | " + " | ".join(_fmt(r["mean"][k]) for k, _ in COMPARED)
-                     + f" | {_fmt(r['mean']['distance_m'])} |")
+        lines.append(f"| {name} | " + " | ".join(_fmt(r["mean"][k]) for k, _ in columns) + " |")
     lines += ["", "![evaluation](evaluation.png)", ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")

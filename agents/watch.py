@@ -9,8 +9,13 @@
 
 The window runs in real time (the control rate); closing it stops. ``--frames DIR`` draws off screen
 instead (no display needed) and writes ``DIR/episode<k>_<step>.png``, the frame after the reset and one
-after every step. Each episode ends with a line of its figures: return, steps, speed and lateral RMSE,
-distance and how it ended.
+after every step. Each episode ends with a line of the figures its task declares (the path tasks: speed
+and lateral RMSE, fuel and distance; navigation: whether it reached the goal, the time to it, fuel and the
+distance left to it) and how it ended. ``--split test`` watches the navigation task's held-out terrain
+distribution, as in ``acres_gym.agents.evaluate``.
+
+In the window, M shows the next channel of the navigation task's ``local_map`` inset, 1-9 a channel by
+number.
 """
 
 from __future__ import annotations
@@ -24,11 +29,11 @@ import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.agents.baselines import BASELINES, baseline_action_mode, make_baseline
-from acres_gym.agents.evaluate import add_config_arguments, config_from_arguments
+from acres_gym.agents.evaluate import add_config_arguments, columns, config_from_arguments, info_of
 from acres_gym.envs.config import load_config
+from acres_gym.envs.tasks import Task, task_class
 
 DEFAULT_ENV = "acres_gym/RangerPathFollowing-v2"
-END_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
 
 
 def resolve_policy(policy: str, env_id: str | None, seed: int = 0) -> tuple[str, Callable, str | None, dict]:
@@ -60,9 +65,17 @@ def _save_png(frame: np.ndarray, path: Path) -> None:
     pygame.image.save(pygame.surfarray.make_surface(np.ascontiguousarray(frame.transpose(1, 0, 2))), str(path))
 
 
-def _end_reason(info: Mapping[str, Any], truncated: bool) -> str:
-    flags = [flag for flag in END_FLAGS if bool(info[flag][0])]
+def _end_reason(task: type[Task], info: Mapping[str, Any], truncated: bool) -> str:
+    flags = [flag for flag in task.scoring.end_flags if flag in info and bool(info[flag][0])]
     return ", ".join(flags) if flags else ("time limit" if truncated else "stopped")
+
+
+def summary_line(task: type[Task], row: Mapping[str, Any]) -> str:
+    """An episode's line: its return and steps, the figures its task declares, and how it ended."""
+    figures = [f"{label} {fmt.format(row[key])}" for label, key, fmt in columns(task)[1:-1]
+               if key in row and key not in task.scoring.failures and key != "failed"]
+    return (f"episode {row['episode']} (seed {row['seed']}): return {row['episode_return']:.1f} over "
+            f"{row['steps']} steps, " + ", ".join(figures) + f", ended: {row['end']}")
 
 
 def watch(env_id: str = DEFAULT_ENV, policy_factory: Callable | None = None, action_mode: str | None = None,
@@ -91,6 +104,7 @@ def watch(env_id: str = DEFAULT_ENV, policy_factory: Callable | None = None, act
                               render_mode=render_mode, autoreset_mode="Disabled")
     results: list[dict[str, Any]] = []
     try:
+        task = task_class(venv.unwrapped.config["task"])
         policy = policy_factory(venv)
         for k in range(episodes):
             obs, info = venv.reset(seed=seed + k)
@@ -105,14 +119,12 @@ def watch(env_id: str = DEFAULT_ENV, policy_factory: Callable | None = None, act
                 ended, truncated = bool(term[0] or trunc[0]), bool(trunc[0])
                 if out is not None:
                     _save_png(venv.render()[0], out / f"episode{k}_{step:05d}.png")
-            row = {key: float(info[key][0]) for key in ("episode_return", "speed_rmse_mps", "lateral_rmse_m",
-                                                         "distance_m")}
-            row.update(episode=k, seed=seed + k, steps=step, end=_end_reason(info, truncated) if ended else "stopped")
+            row: dict[str, Any] = task.episode_row(info_of(info, 0), truncated)
+            row.update(episode=k, seed=seed + k, steps=step,
+                       end=_end_reason(task, info, truncated) if ended else "stopped")
             results.append(row)
             if printer is not None:
-                printer(f"episode {k} (seed {seed + k}): return {row['episode_return']:.1f} over {step} steps, "
-                        f"speed RMSE {row['speed_rmse_mps']:.3f} m/s, lateral RMSE {row['lateral_rmse_m']:.3f} m, "
-                        f"{row['distance_m']:.1f} m, ended: {row['end']}")
+                printer(summary_line(task, row))
             if venv.window_closed:
                 break
     finally:
@@ -129,8 +141,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="episode k is seeded seed + k")
     parser.add_argument("--frames", default=None, help="save PNG frames in this directory instead of a window")
     parser.add_argument("--max-steps", dest="max_steps", type=int, default=None, help="cut episodes short")
+    parser.add_argument("--split", choices=("train", "test"), default=None,
+                        help="the navigation task's terrain distribution (task_options.split): test = held out")
     add_config_arguments(parser)
     args = parser.parse_args(argv)
+    if args.split is not None:
+        args.overrides.append(f"task_options.split={args.split}")
     from acres_gym.render import NoDisplayError
 
     try:

@@ -1,7 +1,8 @@
 """Gymnasium environments around the acres_gym simulator.
 
 - ``acres_gym.envs.ranger_env.RangerEnv``: one vehicle, configured by a task config (``acres_gym.envs.config``);
-- ``acres_gym.envs.tasks``: the tasks, one module each (``path_speed``: speed tracking, path following, hill
+- ``acres_gym.envs.tasks``: the task contract (``base``: ``Task``, its ``Scoring``, ``TaskFrame``,
+  ``register_task``), the tasks, one module each (``path_speed``: speed tracking, path following, hill
   climbing; ``navigation``: off-road navigation), and the registered environment classes
   (``RangerSpeedTracking``, ``RangerPathFollowing``, ``RangerHillClimb``, ``RangerOffroadNavigation`` and
   their vector forms; ids in ``acres_gym.registration``);

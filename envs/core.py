@@ -13,6 +13,9 @@ arguments carry many values): the step's measures, end conditions, sums and flag
 name -> row views (``stats``, ``flags``) for Python. Vehicles are independent: vehicle ``i`` of a batch
 computes exactly what a batch of one computes for the same seeds and actions.
 
+The task is called through its contract alone (``acres_gym.envs.tasks.base.Task``: its draw, its
+measurements and the hooks whose defaults do nothing), so the batch knows no task by name.
+
 Seeds: ``reset_rows(rows, seeds)`` takes one integer episode seed per vehicle (the environments draw it
 from their Gymnasium generator); the episode's draws come from independent streams spawned from it
 (``numpy.random.SeedSequence``): task, terrain, patches, soil, vehicle.
@@ -36,7 +39,7 @@ from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
 from acres_gym.envs.pregen import Pregenerator, drawing
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
-from acres_gym.envs.tasks.path_speed import horizon_for_path_m, make_task
+from acres_gym.envs.tasks import make_task
 from acres_gym.model.chassis import BODY_KINEMATICS, body_kinematics
 from acres_gym.records import plain
 from acres_gym.sim import RangerSim
@@ -61,7 +64,7 @@ def episode_rngs(seed: int) -> dict[str, np.random.Generator]:
 @dataclass
 class PreparedEpisode:
     """What a reset of one vehicle draws before writing it into the batch: the task's own draw
-    (``task.prepare``; None for tasks without one), the spawn point the draw is for and the randomisation."""
+    (``task.prepare``), the spawn point the draw is for and the randomisation."""
 
     task: Any
     spawn_xy: tuple[float, float]
@@ -206,11 +209,10 @@ class RangerBatch:
         keep = TERRAIN_MARGIN_M + PATH_CLEARANCE_M
         self.task = make_task(c["task"], self.n, self.dt_s, self.max_steps, c["task_options"],
                               bounds=(x0 + keep, x1 - keep, y0 + keep, y1 - keep))
-        self._check_path_size()
+        self.task.check_grid(self.randomizer.grid_points, self.config, self.dt_s)
         self.action_mode = make_action_mode(c["action_mode"], self.sim.params[0], c["action_options"])
         self.rewards = RewardSet(c["rewards"])
-        if hasattr(self.task, "bind"):  # tasks that draw their own terrain take the table, vehicle and grid
-            self.task.bind(self.randomizer, self.sim)
+        self.task.bind(self.randomizer, self.sim)
         layout = Layout(action_dim=self.action_mode.flat_dim, speed_points=self.task.speed_points,
                         path_points=self.task.path_points, steer_lock_deg=float(self.sim.params.steer_lock_deg[0]),
                         map_shape=tuple(self.task.map_shape))
@@ -281,29 +283,6 @@ class RangerBatch:
             self._stack_rows(state["stats"], state["flags"])  # the frame again for its kinematics array
             self.refresh()
 
-    def _check_path_size(self) -> None:
-        """The episode's path may hold no more points than the terrain grid (it is drawn at every reset and
-        only its part inside the terrain is used): a ``max_episode_s`` or ``path_length_m`` that asks for
-        more names its bound for this terrain and speed."""
-        points = self.randomizer.grid_points
-        n_path = getattr(self.task, "n_path", 0)
-        if n_path <= points:
-            return
-        o = self.task.options
-        spacing = o["path_spacing_m"]
-        longest_m = (points - 1) * spacing
-        grid = (f"more than the {points} points of the terrain grid (randomization.terrain.size_m / cell_m); "
-                f"a larger terrain or a coarser path_spacing_m allows more")
-        if self.config["task_options"].get("path_length_m") is not None:
-            raise ValueError(f"task_options.path_length_m = {o['path_length_m']!r}: {n_path} path points at "
-                             f"path_spacing_m = {spacing:g} m, {grid}; allowed: at most {longest_m:g} m")
-        steps = math.floor(horizon_for_path_m(o, longest_m) / self.dt_s * (1.0 - 1e-12))  # whole control steps
-        allowed = (f"allowed for this terrain and speed: max_episode_s <= {steps * self.dt_s:.10g}" if steps > 0
-                   else "no episode length fits this terrain")
-        raise ValueError(f"max_episode_s = {self.config['max_episode_s']!r}: the episode's path (for speed_max_mps "
-                         f"= {o['speed_max_mps']:g}) is {o['path_length_m']:.6g} m, {n_path} points at "
-                         f"path_spacing_m = {spacing:g} m, {grid}; {allowed}")
-
     # --- resolved config -----------------------------------------------------------------------------
     def resolved_config(self) -> dict:
         """The full config with every default filled in (what reproduces this environment)."""
@@ -327,18 +306,15 @@ class RangerBatch:
         for k, (i, seed) in enumerate(zip(idx, seeds, strict=True)):
             i, seed = int(i), int(seed)
             prepared = self.pregen.take(i, seed)
-            rngs = episode_rngs(seed) if prepared is None or not hasattr(self.task, "prepare") else None
-            if hasattr(self.task, "prepare"):
-                own = prepared.task if prepared is not None else self.task.prepare(rngs["task"])
-                xs[k], ys[k], yaws[k] = self.task.draw(i, None, own)
-            else:
-                xs[k], ys[k], yaws[k] = self.task.draw(i, rngs["task"])
+            rngs = episode_rngs(seed) if prepared is None else None
+            own = prepared.task if prepared is not None else self.task.prepare(rngs["task"])
+            xs[k], ys[k], yaws[k] = self.task.draw(i, None, own)
             spawn = (float(xs[k]), float(ys[k]))
             if prepared is not None and prepared.spawn_xy == spawn:
                 draw = prepared.draw
             else:  # (the generators drawn only when the episode is drawn here)
                 draw = self.randomizer.draw(i, rngs if rngs is not None else episode_rngs(seed), spawn)
-            own_terrain = self.task.episode_terrain(i) if hasattr(self.task, "episode_terrain") else None
+            own_terrain = self.task.episode_terrain(i)
             if own_terrain is not None:
                 draw.terrain = own_terrain
             self.randomizer.apply(self.sim, i, draw)
@@ -365,18 +341,12 @@ class RangerBatch:
         self.frame = self._frame(kin_array)
         self.s_prev[rows] = self.frame.task.s_m[rows]
 
-    def prepare(self, slot: int, seed: int) -> PreparedEpisode | None:
+    def prepare(self, slot: int, seed: int) -> PreparedEpisode:
         """The episode a reset of vehicle ``slot`` with ``seed`` draws, before it is written into the batch: a
-        pure function of the slot, the seed and the spawn point (the task's, or the slot's last one for tasks
-        that always start there). None before the slot's first reset of a task without its own draw."""
+        pure function of the slot, the seed and the spawn point the task's draw gives."""
         rngs = episode_rngs(seed)
-        if hasattr(self.task, "prepare"):
-            own = self.task.prepare(rngs["task"])
-            spawn = self.task.spawn_xy(own)
-        else:
-            own, spawn = None, self.spawn_xy[slot]
-            if spawn is None:
-                return None
+        own = self.task.prepare(rngs["task"])
+        spawn = self.task.spawn_xy(own)
         return PreparedEpisode(own, spawn, self.randomizer.draw(slot, rngs, spawn))
 
     def prepare_next(self, slot: int, seed: int) -> None:
@@ -421,11 +391,7 @@ class RangerBatch:
         else:
             self.steps[rows] += 1
         kin_array = self.sim.body_kinematics()  # written by the physics threads
-        if hasattr(self.task, "locate_measure"):  # the path tasks: one jitted call
-            task_frame = self.task.locate_measure(kin_array, self.steps, rows)
-        else:
-            self.task.locate(kin_array[AXLE_X], kin_array[AXLE_Y], rows)
-            task_frame = None
+        task_frame = self.task.locate_measure(kin_array, self.steps, rows)
         previous = self.previous_action  # replaced below by the step's action, never written in place before
         action_now = flat if every else np.where(rows[:, None], flat, previous)  # (flat: new every step)
         self.frame = frame = self._frame(kin_array, previous_action=action_now, task_frame=task_frame)
@@ -449,8 +415,7 @@ class RangerBatch:
             self.flags[key][rows] = value[rows]
         self.previous_action = action_now
         self._store_terms(parts, slice(None) if every else rows)
-        if hasattr(self.task, "after_step"):  # a task's own bookkeeping (navigation: why an episode fell short)
-            self.task.after_step(self, rows, frame, state, measures[0], terminated | truncated, task_flags)
+        self.task.after_step(self, rows, frame, state, measures[0], terminated | truncated, task_flags)
         return reward, terminated, truncated
 
     def _rewards(self, measures, target, flat, previous, state, off_course, terminated, task_flags):
@@ -515,9 +480,7 @@ class RangerBatch:
         info.update(zip(INFO_ROWS[split:], rows[split:], strict=True))
         info["reward_terms"] = dict(zip(self.last_terms, self._terms[self.rewards.term_rows()], strict=True))
         info.update(zip(self.flags, self._flags.copy(), strict=True))
-        if "stuck" in self.flags:
-            info["ground_cause"] = self.ground_cause.copy()
-            info["goal_distance_m"] = -t.s_m.copy()
+        info.update(self.task.infos(self))
         return info
 
     def info_row(self, i: int) -> dict[str, Any]:
@@ -547,9 +510,7 @@ class RangerBatch:
             "reward_terms": dict(zip(self.last_terms, self._terms[self.rewards.term_rows(), i].tolist(), strict=True)),
         }
         info.update(zip(self.flags, self._flags[:, i].tolist(), strict=True))  # Python bools, as item() gives
-        if "stuck" in self.flags:
-            info["ground_cause"] = self.ground_cause.item(i)
-            info["goal_distance_m"] = -t.s_m.item(i)
+        info.update(self.task.info_row(self, i))
         return info
 
     def info_of(self, infos: Mapping[str, Any], i: int) -> dict[str, Any]:
@@ -573,14 +534,14 @@ class RangerBatch:
             "rows": rows.copy(),
             "state": self.sim.state[rows].copy(),
             "commands": self.sim.commands[rows].copy(),
-            "index": self.task.index[rows].copy(),
+            "task": self.task.snapshot(rows),
         }
 
     def restore(self, snap: Mapping[str, Any]) -> None:
         rows = snap["rows"]
         self.sim.state[rows] = snap["state"]
         self.sim.commands[rows] = snap["commands"]
-        self.task.index[rows] = snap["index"]
+        self.task.restore(rows, snap["task"])
 
     def refresh(self) -> None:
         """Recompute the frame from the present state (after a restore, which writes the records directly)."""

@@ -157,35 +157,34 @@ class RenderHelper:
     def frame(self, i: int = 0) -> np.ndarray | None:
         b = self.batch
         view = self._view(i)
+        f = b.frame
+        shown = b.task.view(i, f.task)
         if self._terrain_keys.get(i) != int(b.episode_seed[i]):
             names = b.sim.terrain.surfaces.names
             soil = b.summaries[i].get("soil")
             labels = {n: soil for n in names if soil and n.startswith("episode_soil_")}
-            no_go = getattr(b.task, "no_go", None)  # the navigation task's no-go areas, on the terrain grid
-            view.set_terrain(b.sim.terrain.terrain(i), labels=labels, no_go=None if no_go is None else no_go[i])
+            view.set_terrain(b.sim.terrain.terrain(i), labels=labels, no_go=shown.no_go)
             self._terrain_keys[i] = int(b.episode_seed[i])
         s = b.sim.state[i]
         p = b.sim.params[i]
-        f = b.frame
-        t = f.task
         gear_names = {1: "P", 2: "R", 3: "N", 4: "H", 5: "L"}
         hud = [
             f"t {b.steps[i] * b.dt_s:5.1f} s",
             f"speed  {f.speed_mps[i]:5.2f} m/s",
-            f"target {t.target_speed[i, 0]:5.2f} m/s",
+            *shown.hud,
             f"rpm {float(s.engine_rpm):5.0f}  range {gear_names.get(int(s.gear), '?')}  "
             f"{DRIVE_MODE_NAMES.get(int(s.drive_mode), '?').upper()}",
             f"wheel {float(s.steering_wheel_deg):6.1f} deg",
-            f"lat {t.lateral_error_m[i]:+5.2f} m",
             self._ground_line(i, s),
             f"reward {b.last_reward[i]:+6.3f}  return {b.stats['return'][i]:+8.2f}",
         ]
-        ahead = min(int(b.task.index[i]) + 1, b.task.n_path - 1)
         return view.draw(
             axle_xy=(float(f.axle_x_m[i]), float(f.axle_y_m[i])), yaw_rad=float(f.yaw_rad[i]),
             wheelbase_m=float(p.wheelbase_m), track_front_m=float(p.track_front_m),
             track_rear_m=float(p.track_rear_m), road_wheel_rad=np.asarray(s.road_wheel_angle_rad, dtype=float),
-            path_xy=b.task.path_world(i), target_xy=(b.task.path_x[i, ahead], b.task.path_y[i, ahead]),
+            path_xy=shown.path_xy, target_xy=shown.target_xy, goal_xy=shown.goal_xy,
+            goal_radius_m=shown.goal_radius_m, local_map=shown.local_map, map_channels=shown.map_channels,
+            map_vehicle_rc=shown.map_vehicle_rc,
             hud=hud, time_s=float(s.time_s), wheel_slip=np.asarray(s.slip_ratio, dtype=float),
             wheel_sinkage_m=np.asarray(s.sinkage_m, dtype=float), wheel_in_contact=np.asarray(s.in_contact, bool),
             throttle_pct=float(s.throttle_pedal_pct), brake_frac=float(s.brake_output_bar) / float(p.brake_max_bar),
@@ -234,7 +233,7 @@ class BatchViews:
 
     @property
     def task(self):
-        """The task logic (``acres_gym.envs.tasks.path_speed``): the path and speed profile of the episode."""
+        """The task (an ``acres_gym.envs.tasks.Task``): the path and speed profile, or the goal, of the episode."""
         return self._batch.task
 
     @property

@@ -14,9 +14,10 @@ on all N vehicles stepped by one simulator call::
 Per step and vehicle the info dict holds ``TimeLimit.truncated`` (truncated and not terminated, what SB3's
 bootstrapping reads); at the end of an episode also ``terminal_observation``, ``episode`` (``r`` return,
 ``l`` length, ``t`` wall time since the adapter was built: what SB3's logger averages) and ``metrics``
-(speed and lateral RMSE, fuel per km, distance, and the end flags). ``seed(s)`` before ``reset()`` seeds
-vehicle ``i`` with ``s + i``. After ``close()`` (which closes the vector env), ``reset``, ``step`` and
-``step_async`` raise ``gymnasium.error.ClosedEnvironmentError``.
+(every number and flag of the episode's last ``info``: the figures and end flags the task's
+``episode_row`` reads). ``seed(s)`` before ``reset()`` seeds vehicle ``i`` with ``s + i``. After ``close()``
+(which closes the vector env), ``reset``, ``step`` and ``step_async`` raise
+``gymnasium.error.ClosedEnvironmentError``.
 """
 
 from __future__ import annotations
@@ -32,10 +33,6 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
 from acres_gym.envs.vector_env import RangerVectorEnv
-
-METRIC_KEYS = ("speed_rmse_mps", "lateral_rmse_m", "fuel_g_per_km", "distance_m", "fuel_used_g",
-               "rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
-TASK_METRIC_KEYS = ("goal_reached", "no_go", "stuck")  # the navigation task's flags, where the task has them
 
 
 class RangerSB3VecEnv(VecEnv):
@@ -93,8 +90,8 @@ class RangerSB3VecEnv(VecEnv):
                 d["terminal_observation"] = {k: v[i] for k, v in final_obs.items()}
                 d["episode"] = {"r": float(final_info["episode_return"][i]),
                                 "l": int(final_info["episode_steps"][i]), "t": elapsed}
-                d["metrics"] = {k: final_info[k][i].item() for k in METRIC_KEYS}
-                d["metrics"].update({k: final_info[k][i].item() for k in TASK_METRIC_KEYS if k in final_info})
+                d["metrics"] = {k: v[i].item() for k, v in final_info.items()
+                                if isinstance(v, np.ndarray) and not k.startswith("_")}
         return obs, rewards.astype(np.float32), dones, info_list
 
     def close(self) -> None:

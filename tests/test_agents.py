@@ -152,3 +152,16 @@ def test_baselines_choose_low_range_on_a_steep_start(grade_pct, expected):
             obs, *_ = venv.step(policy(obs))
         assert list(venv.unwrapped._batch.sim.state.gear) == [gear, gear], name
         venv.close()
+
+
+def test_watch_on_navigation_reports_the_tasks_figures_and_takes_a_split(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    from acres_gym.agents.watch import main
+
+    main(["--env", "acres_gym/RangerOffroadNavigation-v0", "--policy", "straight_line", "--split", "test",
+          "--seed", "2", "--frames", str(tmp_path), "--max-steps", "3", "--set", "max_episode_s=0.2"])
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("episode 0 (seed 2): return ") and "over 2 steps" in line  # 0.2 s at 10 Hz
+    assert "success rate 0.00" in line and "distance to goal m" in line and "time to goal s nan" in line
+    assert "RMSE" not in line and "ended: time limit" in line and "path_complete" not in line
+    assert len(list(tmp_path.glob("episode0_*.png"))) == 3

@@ -268,7 +268,7 @@ def test_control_rate_must_divide_the_physics_rate():
     ({"randomization": {"patches": {"surfaces": {"lava": 1}}}}, r"unknown surface 'lava'"),
     ({"max_episode_s": -1}, r"max_episode_s = -1"),
     ({"render_mode": "window"}, r"render_mode = 'window'"),
-    ({"task": "parking"}, r"task = 'parking'; known tasks: speed_tracking, path_following"),
+    ({"task": "parking"}, r"task = 'parking'; known tasks: offroad_navigation, speed_tracking, path_following"),
 ])
 def test_bad_configs_raise_naming_the_key(config, message):
     with pytest.raises(ValueError, match=message):

@@ -299,3 +299,113 @@ def test_the_navigation_view_shows_its_no_go_areas():
 
     assert task.no_go[0].any() and NO_GO_LABEL in legend  # this episode has no-go areas
     env.close()
+
+
+# --- the navigation view: goal, local map inset, palette ----------------------------------------------------------
+
+# Machado, Oliveira and Fernandes (2009), full severity, on linear sRGB
+CVD = {"protan": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+       "deutan": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+       "tritan": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]]}
+
+
+def _lab(linear: np.ndarray) -> np.ndarray:
+    """CIELAB (D65) of linear sRGB rows."""
+    xyz = linear @ np.array([[0.4124564, 0.3575761, 0.1804375], [0.2126729, 0.7151522, 0.0721750],
+                             [0.0193339, 0.1191920, 0.9503041]]).T / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], axis=1)
+
+
+def test_every_surface_colour_is_distinct_with_normal_and_colour_blind_vision():
+    from acres_gym.render import GOAL_COLOUR, NO_GO_COLOUR, SURFACE_COLOURS
+    from acres_gym.terrain import default_surfaces
+
+    assert set(default_surfaces().names) <= set(SURFACE_COLOURS)  # every shipped surface and soil has its colour
+    names = list(SURFACE_COLOURS)
+    rgb = np.array([SURFACE_COLOURS[n] for n in names] + [NO_GO_COLOUR, GOAL_COLOUR], dtype=float) / 255.0
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    labels = names + ["no-go", "goal"]
+    for vision, matrix in {"normal": np.eye(3), **CVD}.items():
+        lab = _lab(np.clip(linear @ np.asarray(matrix).T, 0.0, 1.0))
+        d = np.linalg.norm(lab[:, None] - lab[None], axis=-1) + np.eye(len(lab)) * 1e9
+        i, j = np.unravel_index(np.argmin(d), d.shape)
+        assert d[i, j] >= 12.0, (vision, labels[i], labels[j], d[i, j])  # CIELAB distance
+
+
+def _renderer(**kwargs):
+    from acres_gym.render import TopDownRenderer
+
+    r = TopDownRenderer("rgb_array", width=320, height=240, pixels_per_m=4.0, **kwargs)
+    r.set_terrain(flat("grass", size_m=200.0, cell_m=2.0))
+    return r
+
+
+def _goal_pixels(frame):
+    from acres_gym.render import GOAL_COLOUR
+
+    return np.argwhere((frame == np.array(GOAL_COLOUR, dtype=np.uint8)).all(axis=-1))  # (row, column)
+
+
+def test_the_goal_is_a_circle_on_screen_and_an_arrow_at_the_edge_off_screen():
+    r = _renderer()
+    assert len(_goal_pixels(r.draw(axle_xy=(0.0, 0.0), yaw_rad=0.0))) == 0  # no goal, no marker
+    near = _goal_pixels(r.draw(axle_xy=(0.0, 0.0), yaw_rad=0.0, goal_xy=(10.0, 10.0), goal_radius_m=3.0))
+    # the vehicle (centre x + 1.58 m) sits at the middle: the goal is 4 px/m right and up of it
+    centre = np.array([120 - 4 * 10.0, 160 + 4 * (10.0 - 1.58)])
+    assert len(near) > 30 and np.abs(near.mean(axis=0) - centre).max() < 3.0
+    far = _goal_pixels(r.draw(axle_xy=(0.0, 0.0), yaw_rad=0.0, goal_xy=(500.0, 0.0)))
+    assert len(far) > 30
+    assert far[:, 1].min() > 320 * 0.75 and np.abs(far[:, 0] - 120).max() < 20  # at the right edge, level
+    below = _goal_pixels(r.draw(axle_xy=(0.0, 0.0), yaw_rad=0.0, goal_xy=(0.0, -400.0)))
+    assert below[:, 0].min() > 240 * 0.65  # at the bottom edge
+
+
+def test_the_inset_shows_the_local_map_channel_chosen_by_key():
+    import pygame
+
+    from acres_gym.render import INSET_BORDER
+
+    r = _renderer()
+    rows, cols = 16, 16
+    local = np.zeros((2, rows, cols))
+    local[0, :8] = 4.0  # height: the far half high
+    local[1, :, :8] = 1.0  # no-go: the left half
+    kwargs = dict(axle_xy=(0.0, 0.0), yaw_rad=0.0, local_map=local, map_channels=("height", "no_go"),
+                  map_vehicle_rc=(12.0, 8.0))
+    first = np.array(r.draw(**kwargs))
+    box = r.inset_rect
+    assert box is not None and box.width == cols * (box.width // cols) and box.right < 320 and box.bottom < 240
+    border = first[box.top - 1, box.left - 1: box.right + 1]
+    assert (border == np.array(INSET_BORDER, dtype=np.uint8)).all()
+    inset = first[box.top:box.bottom, box.left:box.right].astype(int)
+    cell = box.width // cols
+    # height: the far (top) half bright, the near half darker; left and right alike away from the marker
+    assert inset[2 * cell, 2 * cell].sum() > inset[10 * cell, 2 * cell].sum() + 100
+    r.handle_key(pygame.K_m)
+    second = np.array(r.draw(**kwargs))[box.top:box.bottom, box.left:box.right].astype(int)
+    assert second[2 * cell, 2 * cell].sum() > second[2 * cell, 13 * cell].sum() + 100  # no-go: the left half
+    r.handle_key(pygame.K_1)
+    np.testing.assert_array_equal(np.array(r.draw(**kwargs))[box.top:box.bottom, box.left:box.right], inset)
+    assert len(_goal_pixels(first)) == 0
+
+
+def test_the_navigation_frame_shows_the_goal_the_inset_and_the_tasks_hud():
+    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v0", render_mode="rgb_array").unwrapped
+    env.reset(seed=3)
+    frame = env.render()
+    view = env._render.renderer
+    assert len(_goal_pixels(frame)) > 30  # the goal's circle, or the arrow to it
+    box = view.inset_rect
+    c, rows, cols = env._batch.task.map_shape
+    assert box is not None and (box.width, box.height) == (cols * (box.width // cols), rows * (box.height // rows))
+    assert np.ptp(frame[box.top:box.bottom, box.left:box.right].astype(int)) > 0
+    hud = " | ".join(view.hud_lines)
+    assert "goal" in hud and " m" in hud and "target" not in hud and "lat " not in hud
+    env.close()
+    path = gymnasium.make("acres_gym/RangerPathFollowing-v2", render_mode="rgb_array", config=CONFIG).unwrapped
+    path.reset(seed=0)
+    path.render()
+    view = path._render.renderer
+    assert view.inset_rect is None and any(line.startswith("target") for line in view.hud_lines)
+    path.close()

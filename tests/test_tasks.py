@@ -115,3 +115,119 @@ def test_task_objects_pickled_under_the_old_module_paths_load():
     for module, cls in moved:  # protocol 2 names a class by newline-ended text, so the bytes can be replaced
         stub = pickle.dumps(cls, protocol=2).replace(cls.__module__.encode(), module.encode())
         assert pickle.loads(stub) is cls
+
+
+# --- the task contract ---------------------------------------------------------------------------------------------
+
+def test_every_registered_task_keeps_the_contract_and_declares_its_scoring():
+    from acres_gym.envs.tasks import TASKS, Task
+    from acres_gym.envs.tasks.base import ROW_FIGURES
+
+    assert {"speed_tracking", "path_following", "offroad_navigation"} <= set(TASKS)
+    for name, cls in TASKS.items():
+        assert issubclass(cls, Task) and cls.name == name
+        s = cls.scoring
+        assert s.metric in {f.key for f in s.figures} | set(ROW_FIGURES), name
+        assert s.failures and set(s.failures) <= {"rolled_over", "diverged", "off_course", "off_terrain",
+                                                  *cls.flag_names}, name
+        assert s.success_flag is None or s.success_flag in cls.flag_names, name
+    nav = TASKS["offroad_navigation"]
+    # the navigation task carries none of the path tasks' shape
+    assert not {"speed_points", "n_path", "index", "path_x", "path_y", "path_world"} & set(vars(nav))
+    assert {f.key for f in nav.scoring.figures} >= {"success", "time_to_goal_s", "fuel_used_g", "goal_distance_m"}
+    assert not {"speed_rmse_mps", "lateral_rmse_m"} & {f.key for f in nav.scoring.figures}
+    assert {"no_go", "stuck", "rolled_over", "off_terrain"} <= set(nav.scoring.failures)
+
+
+def test_the_task_modules_do_not_import_each_other():
+    import ast
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "envs" / "tasks"
+    for module, other in (("navigation", "path_speed"), ("path_speed", "navigation")):
+        tree = ast.parse((folder / f"{module}.py").read_text())
+        named = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        named |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+        assert not any(n.endswith(f"tasks.{other}") for n in named), (module, named)
+
+
+def test_the_failure_share_counts_every_failure_cause():
+    from acres_gym.envs.tasks import task_class
+
+    nav = task_class("offroad_navigation")
+    base = {"episode_return": 1.0, "episode_steps": 10, "distance_m": 5.0, "fuel_used_g": 1.0, "fuel_g_per_km": 200.0,
+            "time_s": 1.0, "goal_distance_m": 50.0, "ground_cause": 3, "rolled_over": False, "diverged": False,
+            "off_course": False, "off_terrain": False, "goal_reached": False, "no_go": False, "stuck": False}
+    rows = [nav.episode_row({**base, cause: True}, False) for cause in ("stuck", "no_go", "rolled_over", "off_terrain")]
+    rows.append(nav.episode_row({**base, "goal_reached": True, "time_s": 30.0}, False))
+    rows.append(nav.episode_row(base, True))  # out of time: neither a failure nor a success
+    mean = nav.mean_figures(rows)
+    assert mean["failed"] == pytest.approx(4 / 6) and mean["stuck"] == pytest.approx(1 / 6)
+    assert mean["success"] == pytest.approx(1 / 6)
+    assert mean["time_to_goal_s"] == 30.0  # over the episodes that reached the goal
+    assert "speed_rmse_mps" not in mean and "lateral_rmse_m" not in mean
+    path = task_class("speed_tracking")
+    row = path.episode_row({**base, "speed_rmse_mps": 0.5, "lateral_rmse_m": 0.1, "path_complete": True}, False)
+    assert row["success"] == 1.0 and row["failed"] == 0.0 and row["speed_rmse_mps"] == 0.5
+    assert path.episode_row({**base, "off_course": True}, True)["failed"] == 1.0
+
+
+def test_a_new_task_runs_through_the_environment_and_the_evaluation_with_its_own_figures():
+    """A task written against the contract alone (its draw, its measurements, its scoring) runs in an environment
+    and is evaluated and tabulated with its own figures, with nothing else told about it."""
+    from acres_gym.agents.evaluate import evaluate, format_table
+    from acres_gym.envs.tasks import TASKS, Figure, Scoring, Task, TaskFrame, register_task
+    from acres_gym.envs.tasks.base import COMMON_FAILURES
+
+    @register_task
+    class Parked(Task):
+        name = "test_parked"
+        scoring = Scoring(metric="distance_m", higher_is_better=False, failures=COMMON_FAILURES,
+                          figures=(Figure("distance_m", "drift m", "{:.2f}"), Figure("fuel_used_g", "fuel g")))
+
+        def __init__(self, n, dt_s, max_steps, options=None, bounds=None):
+            self.n, self.options, self.episode_summary = n, dict(options or {}), [{} for _ in range(n)]
+
+        def prepare(self, rng):
+            return float(rng.uniform(-1.0, 1.0))
+
+        @staticmethod
+        def spawn_xy(episode):
+            return 0.0, 0.0
+
+        def draw(self, i, rng, episode=None):
+            return 0.0, 0.0, episode
+
+        def locate(self, x, y, rows, restart=False):
+            pass
+
+        def measure(self, x, y, yaw, steps):
+            zero, no = np.zeros(self.n), np.zeros(self.n, dtype=bool)
+            return TaskFrame(zero, zero, zero, np.zeros((self.n, 1)), np.zeros((self.n, 0, 2)), no, no)
+
+    try:
+        config = {"task": "test_parked", "max_episode_s": 1.0, "observations": ["yaw_rate", "roll_pitch"],
+                  "task_options": {}, "randomization": {"terrain": {"kind": "flat", "size_m": 60.0}}}
+        results = {"parked": evaluate(lambda venv: (lambda obs: np.zeros((venv.num_envs, 1), np.float32)),
+                                      "acres_gym/RangerSpeedTracking-v2", episodes=2, seed=5, config=config)}
+        result = results["parked"]
+        assert result["task"] == "test_parked" and len(result["per_episode"]) == 2
+        assert result["mean"]["episode_steps"] == 20 and result["mean"]["success"] == 1.0  # ran out the clock
+        table = format_table(results)
+        assert "drift m" in table and "fuel g" in table and "speed RMSE" not in table and "off terrain" in table
+    finally:
+        TASKS.pop("test_parked", None)
+
+
+def test_a_task_frame_pickled_under_the_path_task_module_loads():
+    """Checkpoints written while ``TaskFrame`` lived in ``path_speed`` name it there; it loads as the contract's."""
+    import pickle
+
+    from acres_gym.envs.tasks.base import TaskFrame
+
+    z = np.zeros(1)
+    frame = TaskFrame(z, z, z, np.zeros((1, 1)), np.zeros((1, 1, 2)), z.astype(bool), z.astype(bool))
+    old = pickle.dumps(frame, protocol=2).replace(b"acres_gym.envs.tasks.base", b"acres_gym.envs.tasks.path_speed")
+    assert b"acres_gym.envs.tasks.path_speed" in old
+    loaded = pickle.loads(old)
+    assert type(loaded) is TaskFrame and loaded.flags is None and loaded.s_m[0] == 0.0

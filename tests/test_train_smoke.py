@@ -147,3 +147,30 @@ def test_a_training_config_may_name_its_task_config(tmp_path):
     venv = make_vector_env("acres_gym/RangerHillClimb-v0", 2, "hill_climb")
     assert venv.single_action_space.shape == (2,) and venv.config["action_options"]["gear_axis"] is True
     venv.close()
+
+
+def test_a_short_navigation_run_reports_the_tasks_own_figures(tmp_path, monkeypatch):
+    """The report of a navigation run (a few hundred steps, a tiny policy) shows success, time to goal, distance to
+    the goal, the failure share and each failure cause, and no path figures."""
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    out = tmp_path / "nav"
+    done = run_train("--config", "configs/train/ppo_offroad_navigation.yaml", "--total-steps", "256", "--seed", "1",
+                     "--out", str(out), "--set", "num_envs=2", "--set", "algo_kwargs.n_steps=64",
+                     "--set", "algo_kwargs.batch_size=64", "--set", "algo_kwargs.n_epochs=1",
+                     "--set", "env_config.max_episode_s=5", "--set", "eval_episodes=2",
+                     "--set", "checkpoint_every_steps=0", "--set", "policy_kwargs.net_arch=[16,16]")
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = (out / "report.md").read_text().split("## Evaluation", 1)[1]
+    header = next(line for line in table.splitlines() if line.startswith("| policy"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    for wanted in ("success rate", "time to goal s", "fuel g", "distance to goal m", "failed share", "stuck share",
+                   "no go share", "rolled over share"):
+        assert wanted in columns, (wanted, columns)
+    assert not any("RMSE" in c or "lateral" in c for c in columns), columns
+    assert "success rate" in done.stdout and "RMSE" not in done.stdout  # train.py's table
+    report = json.loads((out / "report.json").read_text())
+    assert report["task_metric"] == "success"
+    for figures in report["evaluation"].values():
+        assert {"success", "time_to_goal_s", "goal_distance_m", "stuck", "no_go", "failed"} <= set(figures["mean"])
+        assert not {"speed_rmse_mps", "lateral_rmse_m"} & set(figures["mean"])
+        assert figures["mean"]["failed"] >= max(figures["mean"][k] for k in ("stuck", "no_go", "rolled_over"))

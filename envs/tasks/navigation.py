@@ -37,6 +37,11 @@ the terrain's grade over
 the next 4 m exceeds that figure, the slope across the heading exceeds the routes' ``max_side_grade``, or
 the vehicle rolled over within 4 m of a slope steeper than that), 3 neither; 0 otherwise.
 
+Scoring (``OffroadNavigationTask.scoring``): the success rate (the goal reached; higher is better), the time
+to the goal (over the episodes that reached it), fuel, the distance left to the goal and the distance driven;
+an episode fails by a no-go area, getting stuck, rolling over, diverging or leaving the terrain (an episode
+out of time neither fails nor succeeds). The debug view (``view``) draws the goal and the ``local_map``.
+
 Options (``task_options``): ``split`` (``train`` or ``test``) picks one of ``splits``, each a set of
 terrain-generator keys (``acres_gym.terrain.offroad.KEYS``, each declared with its allowed range and the reason
 for it) merged over ``terrain``; the test split also salts the episode's terrain seed, so its ground never
@@ -59,7 +64,7 @@ from numba import njit
 from acres_gym import libm
 from acres_gym.constants import GEAR_LOW
 from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
-from acres_gym.envs.tasks.path_speed import TaskFrame
+from acres_gym.envs.tasks.base import COMMON_FAILURES, Figure, Scoring, Task, TaskFrame, TaskView, register_task
 from acres_gym.terrain.offroad import DEFAULTS as TERRAIN_DEFAULTS
 from acres_gym.terrain.offroad import UnsolvableConfigError, offroad_episode, resolve_config
 from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
@@ -119,10 +124,18 @@ def _cells(no_go, origin, cell, x, y, out):
         out[v] = no_go[v, j, i] != 0 if (0 <= i < nx and 0 <= j < ny) else False
 
 
-class OffroadNavigationTask:
+@register_task
+class OffroadNavigationTask(Task):
     """Reach a goal across generated ground (see the module docstring)."""
 
     name: ClassVar[str] = "offroad_navigation"
+    scoring: ClassVar[Scoring] = Scoring(
+        metric="success", higher_is_better=True, success_flag="goal_reached",
+        figures=(Figure("success", "success rate", "{:.2f}"),
+                 Figure("time_to_goal_s", "time to goal s", "{:.1f}", where_finite=True),
+                 Figure("fuel_used_g", "fuel g", "{:.1f}"), Figure("goal_distance_m", "distance to goal m", "{:.1f}"),
+                 Figure("distance_m", "distance m", "{:.1f}")),
+        failures=("no_go", "stuck") + COMMON_FAILURES, baselines=("straight_line", "terrain_planner"))
     option_defaults: ClassVar[dict[str, Any]] = {
         "split": "train",
         "terrain": {},
@@ -133,8 +146,7 @@ class OffroadNavigationTask:
         "local_map": dict(MAP_DEFAULTS),
     }
     flag_names: ClassVar[tuple[str, ...]] = ("goal_reached", "no_go", "stuck")
-    speed_points = 1  # the observation layout's target-speed slot (unused by this task's observations)
-    path_points = 1  # the goal as the one "path point"
+    path_points = 1  # the goal as the one point of ``TaskFrame.path_points``
 
     def __init__(self, n: int, dt_s: float, max_steps: int, options: Mapping | None = None,
                  bounds: tuple[float, float, float, float] | None = None) -> None:
@@ -154,8 +166,6 @@ class OffroadNavigationTask:
         self.anchor_step = np.zeros(n, dtype=np.int64)
         self.count = np.zeros(n, dtype=np.int64)
         self.stuck = np.zeros(n, dtype=bool)
-        self.index = np.zeros(n, dtype=np.int64)  # the batch snapshots it (path tasks' nearest point)
-        self.n_path = 2
         self.episode_summary: list[dict[str, Any]] = [{} for _ in range(n)]
         self._terrains: dict[int, Any] = {}
         self.table = None
@@ -366,14 +376,32 @@ class OffroadNavigationTask:
             return 2
         return 3
 
-    def path_world(self, i: int) -> np.ndarray:
-        """Start and goal of vehicle ``i`` as a (2, 2) array (for rendering)."""
-        return np.stack([self.start[i], self.goal[i]])
+    # --- the contract's hooks ------------------------------------------------------------------------
+    def infos(self, batch) -> dict[str, np.ndarray]:
+        """``ground_cause`` and the remaining ``goal_distance_m`` of every vehicle."""
+        return {"ground_cause": batch.ground_cause.copy(), "goal_distance_m": -batch.frame.task.s_m.copy()}
 
-    @property
-    def path_x(self) -> np.ndarray:
-        return np.stack([self.start[:, 0], self.goal[:, 0]], axis=1)
+    def info_row(self, batch, i: int) -> dict[str, Any]:
+        return {"ground_cause": batch.ground_cause.item(i), "goal_distance_m": -batch.frame.task.s_m.item(i)}
 
-    @property
-    def path_y(self) -> np.ndarray:
-        return np.stack([self.start[:, 1], self.goal[:, 1]], axis=1)
+    @classmethod
+    def episode_row(cls, info: Mapping[str, Any], truncated: bool) -> dict[str, float]:
+        """The shared figures, and ``time_to_goal_s`` (NaN when the goal was not reached), the remaining
+        ``goal_distance_m`` and ``ground_cause`` (why it ended short of the goal outside no-go areas: 1 soil,
+        2 grade, 3 other; 0 otherwise)."""
+        row = super().episode_row(info, truncated)
+        row["time_to_goal_s"] = float(info["time_s"]) if row["success"] else math.nan
+        row["goal_distance_m"] = float(info["goal_distance_m"])
+        row["ground_cause"] = float(info["ground_cause"])
+        return row
+
+    def view(self, i: int, frame: TaskFrame) -> TaskView:
+        """The goal and its circle, the distance and bearing to it, the policy's ``local_map`` and the no-go
+        areas."""
+        dist, bearing = float(frame.goal[i, 0]), float(frame.goal[i, 1])
+        m = self.options["local_map"]
+        return TaskView(goal_xy=(float(self.goal[i, 0]), float(self.goal[i, 1])),
+                        goal_radius_m=float(self.options["goal_radius_m"]),
+                        hud=[f"goal {dist:6.1f} m  bearing {math.degrees(bearing):+4.0f} deg"],
+                        local_map=frame.local_map[i], map_channels=tuple(m["channels"]),
+                        map_vehicle_rc=(self._front_m / m["cell_m"], 0.5 * m["cols"]), no_go=self.no_go[i])

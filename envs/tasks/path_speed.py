@@ -22,42 +22,33 @@ point, searched in a window ahead of the last one) and measures:
 
 ``speed_tracking`` and ``path_following`` share this machinery and differ in their defaults (a straight
 path and a lively speed profile with stops; a winding path and a steadier speed limited by the lateral
-acceleration the path asks for). ``TASKS`` maps names to classes. The registered environment classes of the
-tasks (a default config each) are in ``acres_gym.envs.tasks``.
+acceleration the path asks for). Their scoring (``PATH_FIGURES``): speed RMSE (speed tracking's metric) and
+lateral RMSE (path following's), fuel and distance, lower is better; an episode fails by leaving the
+corridor (``off_course``), the terrain, rolling over or diverging, and succeeds by running to the time limit or
+the path's end without failing. ``TaskFrame``, ``TASKS`` and ``make_task`` are those of
+``acres_gym.envs.tasks.base``, named here too. The registered environment classes of the tasks (a default
+config each) are in ``acres_gym.envs.tasks``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
 
 from acres_gym.envs.config import check_keys, draw_in_range, number, number_range, strip_comments
+from acres_gym.envs.tasks.base import TASKS as TASKS  # named here too
+from acres_gym.envs.tasks.base import Figure, Scoring, Task, TaskFrame, TaskView, register_task
+from acres_gym.envs.tasks.base import make_task as make_task
 
 SEARCH_BACK = 8  # path points searched behind the last nearest point
 SEARCH_WINDOW = 96  # path points searched in all (48 m at 0.5 m spacing)
 PATH_DRAWS = 16  # attempts at a path whose reachable part stays inside the bounds
 PATH_REACH_MARGIN_M = 5.0  # path kept inside the bounds beyond the profile's distance and the preview
-
-
-@dataclass
-class TaskFrame:
-    """What the task measures after a step, one row per vehicle."""
-
-    lateral_error_m: np.ndarray
-    heading_error_rad: np.ndarray
-    s_m: np.ndarray
-    target_speed: np.ndarray  # (N, 1 + P): now, then the preview
-    path_points: np.ndarray  # (N, K, 2) body frame
-    off_course: np.ndarray
-    path_complete: np.ndarray
-    flags: dict[str, np.ndarray] | None = None  # task-specific end flags (each terminates; in info)
-    goal: np.ndarray | None = None  # (N, 2) goal distance m and bearing rad (navigation tasks)
-    local_map: np.ndarray | None = None  # (N, C, H, W) egocentric map (navigation tasks)
 
 
 @dataclass
@@ -211,10 +202,19 @@ def horizon_for_path_m(options: Mapping[str, Any], length_m: float) -> float:
     return math.inf if speed <= 0.0 else room / speed
 
 
-class PathSpeedTask:
+PATH_FIGURES = (Figure("speed_rmse_mps", "speed RMSE m/s"), Figure("lateral_rmse_m", "lateral RMSE m"),
+                Figure("fuel_g_per_km", "fuel g/km", "{:.1f}"), Figure("l_per_100km", "L/100km", "{:.2f}"),
+                Figure("distance_m", "distance m", "{:.1f}"))
+PATH_BASELINES = ("ulc_pure_pursuit", "pedal_pid")
+
+
+class PathSpeedTask(Task):
     """A reference path and a target-speed profile per vehicle (see the module docstring)."""
 
     name: ClassVar[str] = ""
+    scoring: ClassVar[Scoring] = Scoring(metric="speed_rmse_mps", higher_is_better=False, figures=PATH_FIGURES,
+                                         failures=("rolled_over", "diverged", "off_course", "off_terrain"),
+                                         baselines=PATH_BASELINES)
     option_defaults: ClassVar[dict[str, Any]] = {
         "spawn_xy_m": [0.0, 0.0],
         "spawn_yaw_rad": 0.0,  # a number or a range [low, high]
@@ -234,9 +234,6 @@ class PathSpeedTask:
         "path_preview_m": [2.0, 4.0, 6.0, 8.0, 10.0, 15.0, 20.0],
         "max_lateral_error_m": 4.0,
     }
-
-    flag_names: ClassVar[tuple[str, ...]] = ()
-    map_shape = (0, 0, 0)
 
     def __init__(self, n: int, dt_s: float, max_steps: int, options: Mapping | None = None,
                  bounds: tuple[float, float, float, float] | None = None) -> None:
@@ -449,7 +446,45 @@ class PathSpeedTask:
         end = int(self.end_index[i]) + 1
         return np.stack([self.path_x[i, :end], self.path_y[i, :end]], axis=-1)
 
+    # --- the contract's hooks ------------------------------------------------------------------------
+    def check_grid(self, grid_points: int, config: Mapping[str, Any], dt_s: float) -> None:
+        """The episode's path may hold no more points than the terrain grid (it is drawn at every reset and
+        only its part inside the terrain is used): a ``max_episode_s`` or ``path_length_m`` that asks for
+        more names its bound for this terrain and speed."""
+        n_path = self.n_path
+        if n_path <= grid_points:
+            return
+        o = self.options
+        spacing = o["path_spacing_m"]
+        longest_m = (grid_points - 1) * spacing
+        grid = (f"more than the {grid_points} points of the terrain grid (randomization.terrain.size_m / cell_m); "
+                f"a larger terrain or a coarser path_spacing_m allows more")
+        if config["task_options"].get("path_length_m") is not None:
+            raise ValueError(f"task_options.path_length_m = {o['path_length_m']!r}: {n_path} path points at "
+                             f"path_spacing_m = {spacing:g} m, {grid}; allowed: at most {longest_m:g} m")
+        steps = math.floor(horizon_for_path_m(o, longest_m) / dt_s * (1.0 - 1e-12))  # whole control steps
+        allowed = (f"allowed for this terrain and speed: max_episode_s <= {steps * dt_s:.10g}" if steps > 0
+                   else "no episode length fits this terrain")
+        raise ValueError(f"max_episode_s = {config['max_episode_s']!r}: the episode's path (for speed_max_mps "
+                         f"= {o['speed_max_mps']:g}) is {o['path_length_m']:.6g} m, {n_path} points at "
+                         f"path_spacing_m = {spacing:g} m, {grid}; {allowed}")
 
+    def snapshot(self, rows: np.ndarray) -> np.ndarray:
+        """The nearest-point indices of the vehicles in ``rows``."""
+        return self.index[rows].copy()
+
+    def restore(self, rows: np.ndarray, saved: np.ndarray) -> None:
+        self.index[rows] = saved
+
+    def view(self, i: int, frame: TaskFrame) -> TaskView:
+        """The path, the point just ahead of the nearest one, and the target speed and lateral error."""
+        ahead = min(int(self.index[i]) + 1, self.n_path - 1)
+        return TaskView(path_xy=self.path_world(i), target_xy=(self.path_x[i, ahead], self.path_y[i, ahead]),
+                        hud=[f"target {frame.target_speed[i, 0]:5.2f} m/s",
+                             f"lat {frame.lateral_error_m[i]:+5.2f} m"])
+
+
+@register_task
 class SpeedTrackingTask(PathSpeedTask):
     """Follow a randomised speed profile (with stops) along a straight path."""
 
@@ -464,10 +499,12 @@ class SpeedTrackingTask(PathSpeedTask):
     }
 
 
+@register_task
 class PathFollowingTask(PathSpeedTask):
     """Follow a randomised winding path at a steadier target speed."""
 
     name = "path_following"
+    scoring = replace(PathSpeedTask.scoring, metric="lateral_rmse_m")
     option_defaults = {
         **PathSpeedTask.option_defaults,
         "spawn_yaw_rad": [-math.pi, math.pi],
@@ -477,18 +514,3 @@ class PathFollowingTask(PathSpeedTask):
         "speed_segment_s": [8.0, 15.0],
         "max_lateral_error_m": 4.0,
     }
-
-
-TASKS: dict[str, type[PathSpeedTask]] = {cls.name: cls for cls in (SpeedTrackingTask, PathFollowingTask)}
-
-
-def make_task(name: str, n: int, dt_s: float, max_steps: int, options: Mapping | None,
-              bounds: tuple[float, float, float, float] | None = None) -> PathSpeedTask:
-    """The task logic called ``name`` for N vehicles (paths inside ``bounds`` when given)."""
-    if name not in TASKS:
-        from acres_gym.envs.tasks.navigation import OffroadNavigationTask
-
-        TASKS.setdefault(OffroadNavigationTask.name, OffroadNavigationTask)
-    if name not in TASKS:
-        raise ValueError(f"task = {name!r}; known tasks: {', '.join(TASKS)}")
-    return TASKS[name](n, dt_s, max_steps, options, bounds)
