@@ -253,7 +253,10 @@ def _cells(topic: str, msg, where: str) -> dict[str, float]:
             text = str(int(raw))
         else:
             text = repr(_float32_decimal(raw))
-        cells[column_name] = _parse_cell(text, column_name, column, f"{where} ({field_name})")
+        try:
+            cells[column_name] = _parse_cell(text, column_name, column, f"{where} ({field_name})")
+        except ReplayInputError as exc:  # a value the command does not allow: an error in the bag's data
+            raise BagError(str(exc)) from None
     return cells
 
 
