@@ -340,18 +340,24 @@ def calibrate(log: CalibrationLog, base: np.record, keys: Sequence[str], *, terr
             best_f, best_x = float(f[k]), (theta[k] - start) / scale
         if progress is not None:
             progress(es.countiter, best_f)
-    fitted = np.clip(start + scale * best_x, lo, hi)
-    sigma = uncertainty(log, base, keys, fitted, terrain=terrain)
+    fitted, best_f, replays = refine(log, base, keys, np.clip(start + scale * best_x, lo, hi), terrain=terrain,
+                                     weights=weights)
+    evaluations += replays
+    sigma = uncertainty(log, base, keys, fitted, terrain=terrain, weights=weights)
     return Fit(list(keys), start, fitted, sigma, error_before, best_f, es.countiter, evaluations,
                time.perf_counter() - t0)
 
 
-def uncertainty(log: CalibrationLog, base: np.record, keys: Sequence[str], theta: np.ndarray, *, terrain=None,
-                rel_step: float = 0.02) -> np.ndarray:
-    """1-sigma uncertainty of ``theta`` from the curvature of the error (module docstring): one batched
-    replay of 2 P + 1 vehicles gives the central-difference Jacobian J_f of each field's residuals; with
-    s_f^2 the field's residual variance at ``theta`` and rho_f its lag-1 autocorrelation, the information
-    is sum_f J_f^T J_f (1 - rho_f) / (s_f^2 (1 + rho_f)) and the covariance its inverse."""
+def _field_weights(log: CalibrationLog, weights: Mapping[str, float] | None) -> np.ndarray:
+    """c_f = w_f / (sum_g w_g * n_f): E = sum_f c_f sum_t e_ft^2 (n_f: the field's valid samples)."""
+    w = np.array([(weights or {}).get(f, 1.0) for f in log.fields])
+    return w / (w.sum() * log.valid.sum(axis=1))
+
+
+def _jacobian(log: CalibrationLog, base: np.record, keys: Sequence[str], theta: np.ndarray, terrain,
+              rel_step: float) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled errors at ``theta`` (F, T) and their central-difference Jacobian (F, T, P) from one batched
+    replay of 2 P + 1 vehicles (a step of ``rel_step`` parameter scales each way, kept within the range)."""
     p = len(keys)
     lo = np.array([SCHEMA_BY_KEY[k].lo for k in keys])
     hi = np.array([SCHEMA_BY_KEY[k].hi for k in keys])
@@ -364,23 +370,177 @@ def uncertainty(log: CalibrationLog, base: np.record, keys: Sequence[str], theta
             points.append(q)
     pts = np.array(points)
     err = scaled_errors(log, simulate(log, candidates(base, keys, pts), terrain))  # (F, T, 2P + 1)
-    steps = np.array([pts[1 + 2 * i, i] - pts[2 + 2 * i, i] for i in range(p)])
-    info = np.zeros((p, p))
+    jac = np.zeros(err.shape[:2] + (p,))
+    for i in range(p):
+        step = pts[1 + 2 * i, i] - pts[2 + 2 * i, i]
+        if step > 0:
+            jac[:, :, i] = (err[:, :, 1 + 2 * i] - err[:, :, 2 + 2 * i]) / step
+    return err[:, :, 0], jac
+
+
+def refine(log: CalibrationLog, base: np.record, keys: Sequence[str], theta: np.ndarray, *, terrain=None,
+           weights: Mapping[str, float] | None = None, iterations: int = 8,
+           rel_step: float = 0.02) -> tuple[np.ndarray, float, int]:
+    """Gauss-Newton steps from ``theta`` (the CMA-ES result) to the least-squares minimum of E:
+    delta = -(sum_f c_f J_f^T J_f)^-1 sum_f c_f J_f^T e_f, tried at full, half and quarter length in one
+    batched replay and kept when E falls. CMA-ES stops near the minimum but not at it (its last samples
+    scatter over a width set by its step size); the covariance of ``uncertainty`` describes the spread of
+    the minimum itself, so the fit must reach it. Returns (theta, E, replays run)."""
+    lo = np.array([SCHEMA_BY_KEY[k].lo for k in keys])
+    hi = np.array([SCHEMA_BY_KEY[k].hi for k in keys])
+    c = _field_weights(log, weights)
+    replays = 0
+    best = float(weighted_error(log, simulate(log, candidates(base, keys, theta[None, :]), terrain),
+                                dict(weights or {}))[0])
+    replays += 1
+    for _ in range(iterations):
+        e0, jac = _jacobian(log, base, keys, theta, terrain, rel_step)
+        replays += 1
+        hess = np.einsum("f,ftp,ftq->pq", c, jac, jac)
+        grad = np.einsum("f,ftp,ft->p", c, jac, e0)
+        try:
+            delta = -np.linalg.lstsq(hess, grad, rcond=1e-12)[0]
+        except np.linalg.LinAlgError:
+            break
+        tries = np.clip(theta + np.outer([1.0, 0.5, 0.25], delta), lo, hi)
+        f = weighted_error(log, simulate(log, candidates(base, keys, tries), terrain), dict(weights or {}))
+        replays += 1
+        k = int(np.argmin(f))
+        if not f[k] < best * (1.0 - 1e-9):
+            break
+        theta, best = tries[k], float(f[k])
+    return theta, best, replays
+
+
+def correlation_window(residuals: np.ndarray, c: float = 5.0) -> int:
+    """Sokal's automatic window for the integrated autocorrelation time of a series: the smallest lag M
+    with M >= c * tau(M), tau(M) = 1 + 2 sum_{k=1..M} rho_k (A. D. Sokal, "Monte Carlo methods in
+    statistical mechanics: foundations and new algorithms", 1997, section 3). At least 1, at most a
+    quarter of the series."""
+    x = residuals - residuals.mean()
+    n = len(x)
+    if n < 8 or not np.any(x):
+        return 1
+    spectrum = np.fft.rfft(x, 2 * n)
+    acov = np.fft.irfft(spectrum * np.conj(spectrum))[:n]
+    rho = acov / acov[0]
+    tau = 1.0 + 2.0 * np.cumsum(rho[1:])
+    for m in range(1, n // 4):
+        if m >= c * tau[m - 1]:
+            return m
+    return max(1, n // 4)
+
+
+PROFILE_STEPS = (0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 15.0, 30.0, 60.0)
+"""Offsets of the profile scan (``uncertainty``): multiples of the linearised 1-sigma, merged with
+``PROFILE_FRACTIONS`` of the parameter's scale (the linearised value can be far off where E is not smooth)."""
+PROFILE_FRACTIONS = (0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)
+
+
+def linearised_covariance(e0: np.ndarray, jac: np.ndarray, log: CalibrationLog,
+                          weights: Mapping[str, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(C, H^-1): the sandwich covariance C = H^-1 S H^-1 of the minimum of E = sum_f c_f sum_t e_ft^2
+    (a weighted least-squares M-estimate) with H = sum_f c_f J_f^T J_f and S the covariance of its score
+    sum_f c_f J_f^T e_f for residuals correlated in time:
+
+        S = sum_f c_f^2 sum_{|k| <= L_f} (1 - |k| / (L_f + 1)) gamma_f(k) sum_t J_f[t]^T J_f[t + k]
+
+    gamma_f(k) is the autocovariance of field f's residuals at lag k (over all its samples), L_f its
+    correlation window (``correlation_window``), the Bartlett weights keep S positive semi-definite (W. K.
+    Newey and K. D. West, "A simple, positive semi-definite, heteroskedasticity and autocorrelation
+    consistent covariance matrix", Econometrica 55, 1987); fields are taken as independent of each other,
+    and S is scaled by n / (n - P). With white residuals of variance s_f^2 and c_f = 1 / s_f^2 it is the
+    Gauss-Newton covariance; a correlation length tau_f scales a slowly varying J_f's share by about
+    tau_f (an effective sample size n_f / tau_f). The residual variance is pooled over a field's samples,
+    not taken sample by sample (White's form): the Jacobian of a delay or a rate lives on a few samples
+    at the steps, whose own residuals are too few to estimate a variance from."""
+    p = jac.shape[2]
+    c = _field_weights(log, weights)
+    hess = np.einsum("f,ftp,ftq->pq", c, jac, jac)
+    score = np.zeros((p, p))
     for f in range(len(log.fields)):
-        e = err[f, log.valid[f]]  # (n_f, 2P + 1)
-        e0 = e[:, 0]
-        jac = np.stack([(e[:, 1 + 2 * i] - e[:, 2 + 2 * i]) / steps[i] if steps[i] > 0 else np.zeros(len(e0))
-                        for i in range(p)], axis=1)
-        s2 = max(float(np.mean(e0 ** 2)), 1e-12)
-        rho = float(np.corrcoef(e0[:-1], e0[1:])[0, 1]) if e0.size > 2 and e0.std() > 0 else 0.0
-        rho = min(max(rho, 0.0), 0.99) if math.isfinite(rho) else 0.0
-        info += jac.T @ jac * (1.0 - rho) / (s2 * (1.0 + rho))
-    try:
-        cov = np.linalg.inv(info)
-    except np.linalg.LinAlgError:
-        return np.full(p, np.nan)
-    diag = np.diag(cov)
-    return np.where(diag >= 0, np.sqrt(np.abs(diag)), np.nan)
+        ok = log.valid[f]
+        e = np.where(ok, e0[f] - e0[f, ok].mean(), 0.0)
+        lags = correlation_window(e0[f, ok])
+        jf = jac[f] * ok[:, None]
+        score += c[f] ** 2 * float(e @ e) / ok.sum() * (jf.T @ jf)
+        for k in range(1, lags + 1):
+            gamma = float(e[:-k] @ e[k:]) / ok.sum()
+            cross = jf[:-k].T @ jf[k:]
+            score += c[f] ** 2 * (1.0 - k / (lags + 1.0)) * gamma * (cross + cross.T)
+    n = int(log.valid.sum())
+    score *= n / max(n - p, 1)
+    h_inv = np.linalg.pinv(hess)
+    return h_inv @ score @ h_inv, h_inv
+
+
+def uncertainty(log: CalibrationLog, base: np.record, keys: Sequence[str], theta: np.ndarray, *, terrain=None,
+                weights: Mapping[str, float] | None = None, rel_step: float = 0.02) -> np.ndarray:
+    """1-sigma uncertainty of the fitted ``theta``: a profile of the error E (module docstring).
+
+    1. The linearised sandwich covariance C = H^-1 S H^-1 (``linearised_covariance``) from one batched
+       replay of the Jacobian. It alone is too small where E is not quadratic in a parameter (a delay
+       whose effect moves in whole ticks gives E flat stretches and steps).
+    2. For each parameter i, E along the line theta + t H^-1[:, i] / H^-1[i, i] (parameter i moved by t,
+       the others following as they would at the minimum under the quadratic model), scanned outwards on
+       both sides in one batched replay of all parameters' lines.
+    3. The 1-sigma of parameter i is the mean of the two offsets where E has risen by
+       dE_i = C[i, i] / H^-1[i, i] (the rise that gives C[i, i] exactly when E is quadratic). On a side
+       where E never rises that far within the parameter's range, that side's offset is its bound; a
+       side within a quarter of the linearised 1-sigma of the first scan point is that point.
+    """
+    p = len(keys)
+    lo = np.array([SCHEMA_BY_KEY[k].lo for k in keys])
+    hi = np.array([SCHEMA_BY_KEY[k].hi for k in keys])
+    e0, jac = _jacobian(log, base, keys, theta, terrain, rel_step)
+    cov, h_inv = linearised_covariance(e0, jac, log, weights)
+    linear = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    scale = _scales(theta, keys)
+    weights = dict(weights or {})
+    points, where = [], []
+    for i in range(p):
+        axis = np.eye(p)[i]
+        directions = [axis]
+        if h_inv[i, i] > 0 and p > 1:
+            directions.append(h_inv[:, i] / h_inv[i, i])
+        offsets = sorted({*(linear[i] * np.array(PROFILE_STEPS)), *(scale[i] * np.array(PROFILE_FRACTIONS))} - {0.0})
+        for direction in directions:
+            for sign in (1.0, -1.0):
+                for t in offsets:
+                    q = theta + sign * t * direction
+                    if not (lo[i] <= q[i] <= hi[i]):
+                        break
+                    points.append(np.clip(q, lo, hi))
+                    where.append((i, sign, t))
+    e_theta = float(((e0 ** 2).sum(axis=1) * _field_weights(log, weights)).sum())
+    rises = weighted_error(log, simulate(log, candidates(base, keys, np.array(points)), terrain), weights) - e_theta
+    sigma = np.full(p, np.nan)
+    for i in range(p):
+        threshold = cov[i, i] / h_inv[i, i] if h_inv[i, i] > 0 else np.nan
+        if not (np.isfinite(threshold) and threshold > 0):
+            continue
+        sides = []
+        for sign in (1.0, -1.0):
+            lowest: dict[float, float] = {}  # offset -> the lower rise of the two lines
+            for (j, sg, t), r in zip(where, rises, strict=True):
+                if j == i and sg == sign:
+                    lowest[t] = min(r, lowest.get(t, math.inf))
+            scan = sorted(lowest.items())
+            bound = (hi[i] - theta[i]) if sign > 0 else (theta[i] - lo[i])
+            # the farthest point still within the threshold (E can dip again past a first rise) and the
+            # crossing after it, interpolated; the bound if no scan point beyond it rises that far
+            below = [k for k, (_t, r) in enumerate(scan) if r < threshold]
+            last = below[-1] if below else -1
+            inside_t, inside_r = scan[last] if last >= 0 else (0.0, 0.0)
+            if last + 1 < len(scan):
+                t, r = scan[last + 1]
+                inside_r = max(inside_r, 0.0)
+                offset = inside_t + (t - inside_t) * (threshold - inside_r) / max(r - inside_r, 1e-300)
+            else:
+                offset = bound
+            sides.append(offset)
+        sigma[i] = 0.5 * (sides[0] + sides[1])
+    return sigma
 
 
 # --------------------------------------------------------------------------- overlay and tables
