@@ -124,8 +124,8 @@ EXAMPLE_ABOUT: dict[str, str] = {
                               "low gear (16 s)",
     "driver_timeouts_curvature.csv": "the driver's pedals and wheel, then DBW curvature, throttle and ULC "
                                      "commands taking over (24 s)",
-    "example_drive.mcap": "a bag of commands and the model's noisy reports (steering, throttle and brake "
-                          "steps, 14 s): a log acres-calibrate can fit",
+    "example_drive.mcap": "a bag of commands and noisy reports of the model with eight parameters moved "
+                          "(steering, throttle and brake steps, 14 s): a log acres-calibrate can fit",
 }
 EXAMPLE_SUFFIXES = (".csv", ".db3", ".mcap")
 
