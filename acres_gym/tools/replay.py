@@ -71,11 +71,12 @@ naming the line and column, or the option. So does an output that cannot be writ
 ``--out /dev/full``) or that is closed early (a broken pipe, ``acres-replay log.csv | head``): one
 line on stderr, no traceback. A bag that cannot be read, decoded or trusted (``acres_gym.bags``: a
 corrupt payload or sqlite page, metadata that disagrees with the storage, more messages than
-``--max-messages``) stops the same way, with one line naming the bag, the topic and the message.
+``--max-messages``, default ``acres_gym.bags.DEFAULT_MAX_MESSAGES`` = 500,000) stops the same way, with
+one line naming the bag, the topic and the message, without the usage text.
 
-Example logs. The package ships example command logs (``<config dir>/replay``: the CSV logs of the
-validation drives and ``example_drive.mcap``, a bag of commands and the model's noisy reports that
-``acres-calibrate`` can fit). ``--list-examples`` lists them with a line each; ``--example NAME`` (the file
+Example logs. The package ships example command logs (``<config dir>/replay``: four CSV logs and
+``example_drive.mcap``, a bag of commands and noisy reports of the model that ``acres-calibrate`` can fit,
+made by ``acres_gym.calibrate.write_example_drive``). ``--list-examples`` lists them with a line each; ``--example NAME`` (the file
 name, with or without its suffix) runs one in place of a log path, from an installed wheel as from the
 repository. ``acres-bag-to-csv`` and ``acres-calibrate`` take ``--example`` for the bags among them.
 """
@@ -690,6 +691,10 @@ def main(argv: list[str] | None = None) -> int:
             raise ReplayInputError(f"--max-duration {args.max_duration:g}: expected a positive number of seconds")
         if args.duration is not None:
             check_duration(args.duration, args.max_duration)
+        if args.max_messages is not None:
+            from acres_gym.bags import check_max_messages
+
+            check_max_messages(args.max_messages)
         every = ticks_per_row(args.out_hz)
         overrides = _parse_set(args.overrides)
         from acres_gym.params import load_vehicle
