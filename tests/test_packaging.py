@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _setuptools_config() -> dict:
-    return tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    from setuptools.config.pyprojecttoml import load_file  # (a TOML reader on Python 3.10 too)
+
+    return load_file(REPO / "pyproject.toml")["tool"]["setuptools"]
 
 
 def _package_of(folder: Path, package_dirs: dict[str, str]) -> str | None:

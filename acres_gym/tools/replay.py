@@ -76,9 +76,10 @@ one line naming the bag, the topic and the message, without the usage text.
 
 Example logs. The package ships example command logs (``<config dir>/replay``: four CSV logs and
 ``example_drive.mcap``, a bag of commands and noisy reports of the model that ``acres-calibrate`` can fit,
-made by ``acres_gym.calibrate.write_example_drive``). ``--list-examples`` lists them with a line each; ``--example NAME`` (the file
-name, with or without its suffix) runs one in place of a log path, from an installed wheel as from the
-repository. ``acres-bag-to-csv`` and ``acres-calibrate`` take ``--example`` for the bags among them.
+made by ``acres_gym.calibrate.write_example_drive``). ``--list-examples`` lists them with a line each;
+``--example NAME`` (the file name, with or without its suffix) runs one in place of a log path, from an
+installed wheel as from the repository. ``acres-bag-to-csv`` and ``acres-calibrate`` take ``--example``
+for the bags among them.
 """
 
 from __future__ import annotations
