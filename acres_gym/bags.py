@@ -39,6 +39,20 @@ message and the allowed values, as in a CSV log. A message's time is its log tim
 time stamp) less the time of the bag's first message. Messages on any other topic (IMU, GPS, the
 reports themselves, ...) are skipped and counted (``BagCommands.skipped``).
 
+Checks. A bag is read only if it is consistent; anything else is a ``BagError`` naming the bag, the topic
+and, for a message, its number and time (one line; ``acres-replay`` and ``acres-bag-to-csv`` print it and
+exit with status 2):
+
+- the bag cannot be opened (not a bag, a damaged ``metadata.yaml``, a damaged sqlite page or MCAP
+  record), or a stored message cannot be read or decoded (a corrupt payload, a log time that is not an
+  integer number of nanoseconds);
+- the directory's ``metadata.yaml`` disagrees with its storage files: a topic's message type or message
+  count differs, or stored messages lie outside the time span the metadata gives (e.g. negated time
+  stamps); the messages read per topic differ from the count the bag states; a log time is negative;
+- more than ``max_messages`` messages would be held (``DEFAULT_MAX_MESSAGES`` = 500,000 by default,
+  ``--max-messages``; each held message takes about 0.7 KB, so the default holds up to about 350 MB: an
+  hour of commands on five topics at 25 Hz each is 450,000 messages).
+
 Reports. ``ReportBagWriter`` writes, at each output time, ``steering/report``, ``throttle/report``,
 ``brake/report``, ``gear/report``, ``ulc/report``, ``vehicle_velocity``, ``wheel_speeds`` and
 ``dbw_enabled`` (std_msgs/Bool) with the values of ``acres_gym.dbw.reports`` (rounded to the CAN
@@ -118,9 +132,42 @@ REPORT_TOPICS: dict[str, tuple[str, str]] = {
 STORAGES = ("sqlite3", "mcap")
 BAG_SUFFIXES = (".db3", ".mcap")
 
+DEFAULT_MAX_MESSAGES = 500_000
+"""Default cap on the messages one read of a bag holds in memory (``--max-messages``; module docstring)."""
+
 
 class BagError(ReplayInputError):
-    """A bag the replay cannot use; the message names the bag, the topic and the message."""
+    """A bag the replay cannot use; the message (one line) names the bag, the topic and the message."""
+
+    with_usage = False  # an error in the data, not in the command line: no usage text with it
+
+    def __init__(self, message: str) -> None:
+        super().__init__(_one_line(message))
+
+
+def _one_line(text) -> str:
+    """``text`` with every run of whitespace (newlines included) as one space."""
+    return " ".join(str(text).split())
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception from rosbags, sqlite or a decoder as one line: its type (unless a plain reader error) and
+    its message."""
+    text = _one_line(exc) or "(no message)"
+    name = type(exc).__name__
+    return text if name in ("ReaderError", "AnyReaderError", "OSError") else f"{name}: {text}"
+
+
+def check_max_messages(value) -> int:
+    """``value`` as a message cap (an integer >= 1), else a ``BagError`` naming ``--max-messages``."""
+    try:
+        cap = int(value)
+        ok = cap == value and cap >= 1
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise BagError(f"--max-messages {value!r}: expected an integer >= 1 (default {DEFAULT_MAX_MESSAGES:,})")
+    return cap
 
 
 def _require_rosbags():
@@ -206,7 +253,10 @@ def _cells(topic: str, msg, where: str) -> dict[str, float]:
             text = str(int(raw))
         else:
             text = repr(_float32_decimal(raw))
-        cells[column_name] = _parse_cell(text, column_name, column, f"{where} ({field_name})")
+        try:
+            cells[column_name] = _parse_cell(text, column_name, column, f"{where} ({field_name})")
+        except ReplayInputError as exc:  # a value the command does not allow: an error in the bag's data
+            raise BagError(str(exc)) from None
     return cells
 
 
@@ -221,18 +271,113 @@ def _open_reader(path: Path):
         reader.open()
     except Exception as exc:  # rosbags, sqlite3, mcap and YAML errors alike: the file is not a usable bag
         kind = "" if isinstance(exc, (AnyReaderError, OSError)) else f"{type(exc).__name__}: "
-        raise BagError(f"{path}: not a readable ROS 2 bag: {kind}{exc}") from None
+        raise BagError(f"{path}: not a readable ROS 2 bag: {kind}{_one_line(exc)}") from None
+    try:
+        _check_metadata(reader, path)
+    except BaseException:
+        reader.close()
+        raise
     return reader
 
 
-def read_bag_commands(path: str | Path, namespace: str = DEFAULT_NAMESPACE) -> BagCommands:
+def _check_metadata(reader, path: Path) -> None:
+    """A bag directory's ``metadata.yaml`` against its storage files: the message type and count of every
+    topic, and the time span of the stored messages (rosbags reads the directory's topics, counts and start
+    time from the metadata, and silently leaves out messages whose topic type differs in the storage)."""
+    for bag in getattr(reader, "readers", ()):
+        directory = getattr(bag, "storage", None)
+        storages = getattr(directory, "storages", None)
+        if storages is None:  # a single .db3 / .mcap file: its topics and counts come from the file itself
+            continue
+        declared: dict[str, tuple[set[str], int]] = {}
+        for c in directory.connections:
+            types, count = declared.get(c.topic, (set(), 0))
+            declared[c.topic] = (types | {c.msgtype}, count + int(c.msgcount))
+        stored: dict[str, tuple[set[str], int]] = {}
+        for storage in storages:
+            for c in storage.connections:
+                types, count = stored.get(c.topic, (set(), 0))
+                stored[c.topic] = (types | {c.msgtype}, count + int(c.msgcount))
+        for topic in sorted(set(declared) | set(stored)):
+            if topic not in stored:
+                raise BagError(f"{path}: metadata.yaml lists topic {topic}, which the storage does not hold")
+            if topic not in declared:
+                raise BagError(f"{path}: the storage holds topic {topic}, which metadata.yaml does not list")
+            (meta_types, meta_count), (store_types, store_count) = declared[topic], stored[topic]
+            if meta_types != store_types:
+                raise BagError(f"{path}: topic {topic} has message type {', '.join(sorted(meta_types))} in "
+                               f"metadata.yaml but {', '.join(sorted(store_types))} in the storage")
+            if meta_count != store_count:
+                raise BagError(f"{path}: topic {topic} has {meta_count} messages in metadata.yaml but "
+                               f"{store_count} in the storage")
+        held = [s.metadata for s in storages if s.metadata.message_count]
+        if held:
+            first = min(m.start_time for m in held)
+            last = max(m.end_time for m in held) - 1
+            meta = directory.metadata
+            if first < meta.start_time or last >= meta.end_time:
+                raise BagError(f"{path}: the stored messages span log times {first} to {last} ns, outside the "
+                               f"span metadata.yaml gives ({meta.start_time} to {meta.end_time - 1} ns)")
+
+
+def _stored_messages(reader, path: Path, connections) -> Iterator[tuple[object, int, bytes]]:
+    """``reader.messages(connections)`` with every storage error a ``BagError``, each log time checked (an
+    integer number of ns, not negative, within the bag's span) and, at the end, the messages read per
+    topic checked against the count the bag states."""
+    start, end = reader.start_time, reader.end_time
+    read: Counter = Counter()
+    messages = reader.messages(connections=connections)
+    while True:
+        try:
+            connection, timestamp, raw = next(messages)
+        except StopIteration:
+            break
+        except Exception as exc:  # sqlite (a damaged page), MCAP (a damaged chunk), decompression
+            raise BagError(f"{path}: cannot read the stored messages (after {sum(read.values())} messages): "
+                           f"{_describe(exc)}") from None
+        key = (connection.id, connection.topic, connection.msgtype)
+        n = read[key] + 1
+        if type(timestamp) is not int:
+            raise BagError(f"{path}: {connection.topic} message {n}: log time {timestamp!r} is not an integer "
+                           "number of nanoseconds")
+        if timestamp < 0 or not start <= timestamp < end:
+            why = "negative" if timestamp < 0 else f"outside the bag's span {start} to {end - 1} ns"
+            raise BagError(f"{path}: {connection.topic} message {n}: log time {timestamp} ns is {why}")
+        read[key] = n
+        yield connection, timestamp, raw
+    for c in connections:
+        n = read[(c.id, c.topic, c.msgtype)]
+        if n != int(c.msgcount):
+            raise BagError(f"{path}: topic {c.topic} ({c.msgtype}): the bag states {int(c.msgcount)} messages "
+                           f"but {n} were read")
+
+
+def _check_count(path: Path, connections, max_messages: int, what: str) -> None:
+    total = sum(int(c.msgcount) for c in connections)
+    if total > max_messages:
+        raise BagError(f"{path}: {total:,} {what} messages, more than --max-messages {max_messages:,} (each is "
+                       "held in memory, about 0.7 KB); raise --max-messages to read this bag")
+
+
+def _decode(reader, raw: bytes, connection, where: str):
+    try:
+        return reader.deserialize(raw, connection.msgtype)
+    except Exception as exc:  # a payload that is not a valid CDR message of its type
+        raise BagError(f"{where}: cannot decode the {connection.msgtype} payload ({len(raw)} bytes): "
+                       f"{_describe(exc)}") from None
+
+
+def read_bag_commands(path: str | Path, namespace: str = DEFAULT_NAMESPACE,
+                      max_messages: int = DEFAULT_MAX_MESSAGES) -> BagCommands:
     """The command messages of a bag (see the module docstring), in log-time order.
 
     Raises:
         BagError: no command topic under ``namespace``, a command topic of another message type, a
-            command the model does not implement, or a bag that cannot be read; the message names it.
+            command the model does not implement, more than ``max_messages`` command messages, or a bag
+            that cannot be read or is inconsistent (module docstring); the message names it.
     """
     path = Path(path)
+    max_messages = check_max_messages(max_messages)
     reader = _open_reader(path)
     try:
         topics = {topic_name(namespace, rel): rel for rel in COMMAND_TOPICS}
@@ -246,9 +391,10 @@ def read_bag_commands(path: str | Path, namespace: str = DEFAULT_NAMESPACE) -> B
             expected_type = COMMAND_TOPICS[topics[c.topic]]
             if c.msgtype != expected_type:
                 raise BagError(f"{path}: topic {c.topic} has message type {c.msgtype}; expected {expected_type}")
+        _check_count(path, found, max_messages, "command")
         start_ns = int(reader.start_time)
         result = BagCommands([], start_ns)
-        for index, (connection, timestamp, raw) in enumerate(reader.messages()):
+        for index, (connection, timestamp, raw) in enumerate(_stored_messages(reader, path, reader.connections)):
             rel = topics.get(connection.topic)
             if rel is None:
                 result.skipped[(connection.topic, connection.msgtype)] += 1
@@ -258,8 +404,7 @@ def read_bag_commands(path: str | Path, namespace: str = DEFAULT_NAMESPACE) -> B
             if rel in ("enable", "disable"):
                 cells = {"enable": 1.0 if rel == "enable" else 0.0}
             else:
-                msg = reader.deserialize(raw, connection.msgtype)
-                cells = _cells(rel, msg, where)
+                cells = _cells(rel, _decode(reader, raw, connection, where), where)
             result.counts[connection.topic] += 1
             result.messages.append(Message(index + 1, time_s, cells))
         return result
@@ -270,29 +415,45 @@ def read_bag_commands(path: str | Path, namespace: str = DEFAULT_NAMESPACE) -> B
 # --------------------------------------------------------------------------- reading reports
 
 
-def read_bag_reports(path: str | Path, namespace: str = DEFAULT_NAMESPACE) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def read_bag_reports(path: str | Path, namespace: str = DEFAULT_NAMESPACE,
+                     max_messages: int = DEFAULT_MAX_MESSAGES) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The recorded report fields of a bag: ``{"message.field": (time_s, values)}`` for every float field
     of ``acres_gym.dbw.reports.REPORT_FIELDS`` whose topic is in the bag (times from the bag's first
-    message, as ``read_bag_commands``; booleans and enums as 0 / 1 and numbers)."""
+    message, as ``read_bag_commands``; booleans and enums as 0 / 1 and numbers).
+
+    Raises:
+        BagError: a report topic of another message type, more than ``max_messages`` report messages, or
+            a bag that cannot be read or is inconsistent (module docstring); the message names it.
+    """
     path = Path(path)
+    max_messages = check_max_messages(max_messages)
     reader = _open_reader(path)
     try:
         wanted = {topic_name(namespace, rel): (message, kind) for message, (rel, kind) in REPORT_TOPICS.items()}
         connections = [c for c in reader.connections if c.topic in wanted]
         if not connections:  # (an empty filter would read every topic)
             return {}
+        for c in connections:
+            expected_type = wanted[c.topic][1]
+            if c.msgtype != expected_type:
+                raise BagError(f"{path}: topic {c.topic} has message type {c.msgtype}; expected {expected_type}")
+        _check_count(path, connections, max_messages, "report")
         start_ns = reader.start_time
         times: dict[str, list[float]] = {}
         values: dict[str, list[list[float]]] = {}
         fields_of = {m: [(f, k) for (mm, f, k) in REPORT_FIELDS if mm == m] for m in REPORT_TOPICS}
-        for connection, timestamp, raw in reader.messages(connections=connections):
+        for connection, timestamp, raw in _stored_messages(reader, path, connections):
             message, _kind = wanted[connection.topic]
-            msg = reader.deserialize(raw, connection.msgtype)
+            where = f"{path}: {connection.topic} message {len(times.get(message, ())) + 1}"
+            msg = _decode(reader, raw, connection, where)
             row = []
             for name, _k in fields_of[message]:
                 value = getattr(msg, name, math.nan)
                 value = getattr(value, "value", value)
-                row.append(float(value))
+                try:
+                    row.append(float(value))
+                except (TypeError, ValueError):
+                    raise BagError(f"{where}: field {name} is {value!r}, not a number") from None
             times.setdefault(message, []).append((timestamp - start_ns) * 1e-9)
             values.setdefault(message, []).append(row)
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -468,29 +629,38 @@ def write_commands_csv(out, messages: Sequence[Message]) -> None:
 
 
 def to_csv_main(argv: list[str] | None = None) -> int:
-    """``acres-bag-to-csv BAG [--out FILE] [--namespace NS]``: a bag's commands as a replay CSV log."""
-    from acres_gym.tools.replay import write_output
+    """``acres-bag-to-csv BAG [--out FILE] [--namespace NS] [--max-messages N]`` (or ``--example NAME``): a
+    bag's commands as a replay CSV log."""
+    from acres_gym.tools.replay import add_example_options, example_log, fail, write_output
 
     parser = argparse.ArgumentParser(
         prog="acres-bag-to-csv",
         description="Convert the ds_dbw_msgs command topics of a ROS 2 bag (sqlite3 or MCAP) into the CSV "
                     "command log of acres-replay, for inspection.")
-    parser.add_argument("bag", help="ROS 2 bag: a directory, or a .db3 / .mcap file")
+    parser.add_argument("bag", nargs="?", help="ROS 2 bag: a directory, or a .db3 / .mcap file")
+    add_example_options(parser, "bag")
     parser.add_argument("--out", default="-", metavar="FILE", help="output CSV (default: stdout)")
     parser.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=f"topic namespace (default {DEFAULT_NAMESPACE})")
+    parser.add_argument("--max-messages", type=int, default=DEFAULT_MAX_MESSAGES, metavar="N",
+                        help=f"refuse bags with more than N command messages (each held in memory, about "
+                             f"0.7 KB; default {DEFAULT_MAX_MESSAGES:,})")
     args = parser.parse_args(argv)
     try:
-        commands = read_bag_commands(args.bag, args.namespace)
+        bag = example_log(parser, args, "bag", kinds=("bag",))
+        if bag is None:
+            return 0
+        commands = read_bag_commands(bag, args.namespace, args.max_messages)
     except ReplayInputError as exc:
-        parser.error(str(exc))
+        fail(parser, exc)
     write_output(parser, args.out, lambda out: write_commands_csv(out, commands.messages))
     print(f"{parser.prog}: {commands.summary()}", file=sys.stderr)
     return 0
 
 
-__all__ = ["BagCommands", "BagError", "COMMAND_TOPICS", "DEFAULT_NAMESPACE", "REPORT_TOPICS", "ReportBagWriter",
-           "command_bag_messages", "dropped_columns", "is_bag", "read_bag_commands", "read_bag_reports",
-           "topic_name", "typestore", "write_command_bag", "write_commands_csv", "to_csv_main"]
+__all__ = ["BagCommands", "BagError", "COMMAND_TOPICS", "DEFAULT_MAX_MESSAGES", "DEFAULT_NAMESPACE", "REPORT_TOPICS",
+           "ReportBagWriter", "check_max_messages", "command_bag_messages", "dropped_columns", "is_bag",
+           "read_bag_commands", "read_bag_reports", "topic_name", "typestore", "write_command_bag",
+           "write_commands_csv", "to_csv_main"]
 
 
 if __name__ == "__main__":

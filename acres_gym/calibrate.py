@@ -8,12 +8,14 @@ candidate k. CMA-ES (the ``cma`` package, the ``[calibrate]`` extra) minimises t
 result is an overlay of the vehicle file (``load_vehicle(name, overlay=...)``, the environments'
 ``vehicle_overlay``) whose sources say ``fitted: <log>, residual <r>; 1-sigma <u>``.
 
-Usage::
+Usage (``acres-calibrate --help`` lists these commands)::
 
     acres-calibrate drive.mcap --params dbw.steering.delay_s dbw.steering.tau_s dbw.brake.delay_s \\
         --out fitted.json
     acres-calibrate drive.mcap --validate fitted.json          # replay error per field, before / after
-    python -m acres_gym.calibrate identifiability              # the recovery study (below)
+    acres-calibrate --example example_drive --params dbw.steering.delay_s --out fitted.json
+    acres-calibrate --list-examples                            # the example logs shipped with the package
+    acres-calibrate identifiability                            # the recovery study (below)
 
 The error. The simulated reports are sampled every 1 / ``--out-hz`` s (default 20 Hz) from the start of
 the bag; the recorded value of a field at a sample time is its latest message at or before it (a
@@ -32,17 +34,30 @@ exact values; the recorded ones carry the vehicle's noise and CAN resolution.
 The search. Parameter i is searched as x_i = (theta_i - start_i) / s_i with s_i = |start_i| (or 10 % of
 its range when the start is 0), from x = 0 with ``--sigma`` (default 0.3: 30 % of the start value),
 within the schema's range (``acres_gym.schema``: every float key with a range is calibratable; integer and
-boolean keys are not); ``--popsize`` candidates per generation (default 16), at most ``--generations``
-generations (default 80) or until CMA-ES's own stopping tests fire.
+boolean keys are not); ``--popsize`` candidates per generation (default 16, 2 to ``MAX_POPSIZE`` = 512), at
+most ``--generations`` generations (default 80, 1 to ``MAX_GENERATIONS``) or until CMA-ES's own stopping
+tests fire; ``--sigma`` in (0, ``MAX_SIGMA`` = 10]. CMA-ES ends near the minimum, its last samples spread
+over its step size; Gauss-Newton steps (``refine``) then take the fit to the least-squares minimum itself,
+which the uncertainty below describes.
 
-Uncertainty. From the curvature of the error at the optimum (Gauss-Newton): each field's residual
-Jacobian J_f by central differences (2 P + 1 vehicles in one more batched replay), weighted by the
-inverse of that field's residual variance s_f^2 at the optimum and deflated by (1 - rho_f) / (1 + rho_f)
-for the lag-1 autocorrelation rho_f of its residuals (samples of a time series are not independent):
-covariance = (sum_f J_f^T J_f (1 - rho_f) / (s_f^2 (1 + rho_f)))^-1. The printed uncertainty is one
-standard deviation; it assumes the model's structure is right (only parameters are off) and the search
-converged. In the identifiability study it came out up to 5 times smaller than the actual errors: treat
-it as a lower bound.
+Uncertainty. A profile of the error (``uncertainty``), calibrated by a covariance that allows for
+residuals correlated in time:
+
+1. the sandwich covariance C = H^-1 S H^-1 of the least-squares minimum from the Jacobian J_f of each
+   field's residuals (central differences, 2 P + 1 vehicles in one batched replay): H = sum_f c_f J_f^T J_f
+   and S the covariance of the score with each field's residual autocovariance over its correlation window
+   (Sokal's automatic window; Bartlett weights as in Newey and West 1987), ``linearised_covariance``;
+2. E scanned along each parameter, alone and with the others following it as H says (one batched replay
+   of every scan point), since E is not quadratic everywhere: a delay's effect moves in whole ticks, and E
+   has flat stretches and steps there;
+3. the 1-sigma of parameter i is the mean distance, on either side, to where E has risen by
+   C[i, i] / H^-1[i, i] (the rise at which a quadratic E gives exactly C[i, i]).
+
+Residuals taken as independent samples make the 1-sigma values too small (they were about 1.5 times too
+small with lag-1 correlation alone); the test suite checks that over synthetic logs with known truth and
+noise the fitted value lies within 1 sigma of the truth at about the nominal 68 %. The uncertainty still
+assumes the model's structure is right (only parameters are off): a model that cannot reproduce the log
+leaves systematic residuals that no parameter uncertainty describes.
 
 Identifiability study (``python -m acres_gym.calibrate identifiability``): a designed 42 s drive
 (``excitation_commands``: steering steps of 20-300 deg, throttle steps, brake steps, a coast-down) is
@@ -50,15 +65,21 @@ replayed on the model with hidden parameters (``STUDY_PERTURBATION``: eight keys
 reports get sensor noise (``STUDY_NOISE``) and are rounded to their CAN resolution, and the calibration
 starts from the shipped values. It prints the hidden, fitted and 1-sigma values and the wall time.
 
-Bad input (a log without report topics, a key that is not calibratable, an unknown --weight field) stops
-with exit status 2 and one line naming it.
+Bad input stops with exit status 2 and one line naming it, before any fitting: a log without report
+topics or that cannot be read (``acres_gym.bags``: a corrupt or inconsistent bag, more than
+``--max-messages`` messages), a key that is not calibratable, an unknown ``--weight`` field, an option out
+of its range (``--popsize``, ``--generations``, ``--sigma``, ``--seed``, ``--out-hz``), a ``--validate``
+overlay that is not a readable JSON file of vehicle keys (a directory, nesting deeper than
+``MAX_OVERLAY_DEPTH``), an ``--out`` that cannot be written (tried before the fit, written atomically after).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -68,7 +89,14 @@ from pathlib import Path
 
 import numpy as np
 
-from acres_gym.bags import DEFAULT_NAMESPACE, REPORT_TOPICS, read_bag_commands, read_bag_reports, topic_name
+from acres_gym.bags import (
+    DEFAULT_MAX_MESSAGES,
+    DEFAULT_NAMESPACE,
+    REPORT_TOPICS,
+    read_bag_commands,
+    read_bag_reports,
+    topic_name,
+)
 from acres_gym.constants import PHYSICS_HZ
 from acres_gym.dbw.reports import REPORT_FIELDS, REPORT_RESOLUTION, REPORT_ROW, report_table
 from acres_gym.params import finalize_parameters, load_vehicle, make_params_array, read_overlay, set_parameter
@@ -97,8 +125,22 @@ MISSING_SCALES = 3.0
 DEFAULT_OUT_HZ = 20.0
 
 
+MAX_POPSIZE = 512
+"""Largest ``--popsize``: each candidate is a vehicle of one batched replay per generation (CMA-ES's own
+choice for 50 parameters is 15)."""
+MAX_GENERATIONS = 10_000
+"""Largest ``--generations``."""
+MAX_SIGMA = 10.0
+"""Largest ``--sigma`` (relative to the start values; the schema's ranges bound the search anyway)."""
+MAX_OVERLAY_DEPTH = 8
+"""Deepest nesting of an overlay file (``--validate``): the schema's keys are three levels deep, their
+leaves one more."""
+
+
 class CalibrationError(ReplayInputError):
-    """A log, key or option calibration cannot use; the message names it."""
+    """A log, key or option calibration cannot use; the message (one line) names it."""
+
+    with_usage = False
 
 
 # --------------------------------------------------------------------------- parameters
@@ -109,10 +151,10 @@ def calibratable_keys() -> list[str]:
     return [key for key, p in SCHEMA_BY_KEY.items() if p.kind == "f" and math.isfinite(p.lo) and math.isfinite(p.hi)]
 
 
-def check_keys(keys: Sequence[str]) -> list[str]:
+def check_keys(keys: Sequence[str], option: str = "--params") -> list[str]:
     """``keys`` if every one is calibratable, else ``CalibrationError`` naming the first that is not."""
     if not keys:
-        raise CalibrationError("--params: give at least one parameter key, e.g. dbw.steering.delay_s")
+        raise CalibrationError(f"{option}: give at least one parameter key, e.g. dbw.steering.delay_s")
     allowed = set(calibratable_keys())
     for key in keys:
         if key not in allowed:
@@ -124,10 +166,10 @@ def check_keys(keys: Sequence[str]) -> list[str]:
 
                 close = difflib.get_close_matches(key, allowed, n=3, cutoff=0.6)
                 why = "not a vehicle parameter key" + (f" (did you mean {', '.join(close)}?)" if close else "")
-            raise CalibrationError(f"--params {key}: not calibratable: {why}; calibratable keys are the float "
+            raise CalibrationError(f"{option} {key}: not calibratable: {why}; calibratable keys are the float "
                                    "keys of acres_gym.schema, e.g. dbw.steering.delay_s, tyre.rolling_resistance")
     if len(set(keys)) != len(keys):
-        raise CalibrationError(f"--params: a key repeats: {', '.join(keys)}")
+        raise CalibrationError(f"{option}: a key repeats: {', '.join(keys)}")
     return list(keys)
 
 
@@ -169,7 +211,7 @@ class CalibrationLog:
 
 
 def load_log(path: str | Path, namespace: str = DEFAULT_NAMESPACE, out_hz: float = DEFAULT_OUT_HZ,
-             max_duration_s: float = MAX_DURATION_S) -> CalibrationLog:
+             max_duration_s: float = MAX_DURATION_S, max_messages: int = DEFAULT_MAX_MESSAGES) -> CalibrationLog:
     """Read a calibration log (a bag with command and report topics) and sample its reports.
 
     Raises:
@@ -177,8 +219,8 @@ def load_log(path: str | Path, namespace: str = DEFAULT_NAMESPACE, out_hz: float
             fields; the message names the log.
     """
     every = ticks_per_row(out_hz)
-    commands = read_bag_commands(path, namespace)
-    reports = read_bag_reports(path, namespace)
+    commands = read_bag_commands(path, namespace, max_messages)
+    reports = read_bag_reports(path, namespace, max_messages)
     present = [f for f in FIT_FIELDS if f in reports]
     if not present:
         expected = ", ".join(topic_name(namespace, rel) for rel, _ in REPORT_TOPICS.values())
@@ -313,6 +355,7 @@ def calibrate(log: CalibrationLog, base: np.record, keys: Sequence[str], *, terr
     import cma
 
     keys = check_keys(keys)
+    popsize, generations, sigma0, seed = check_search(popsize, generations, sigma0, seed)
     weights = dict(weights or {})
     t0 = time.perf_counter()
     start = values_of(base, keys)
@@ -340,18 +383,24 @@ def calibrate(log: CalibrationLog, base: np.record, keys: Sequence[str], *, terr
             best_f, best_x = float(f[k]), (theta[k] - start) / scale
         if progress is not None:
             progress(es.countiter, best_f)
-    fitted = np.clip(start + scale * best_x, lo, hi)
-    sigma = uncertainty(log, base, keys, fitted, terrain=terrain)
+    fitted, best_f, replays = refine(log, base, keys, np.clip(start + scale * best_x, lo, hi), terrain=terrain,
+                                     weights=weights)
+    evaluations += replays
+    sigma = uncertainty(log, base, keys, fitted, terrain=terrain, weights=weights)
     return Fit(list(keys), start, fitted, sigma, error_before, best_f, es.countiter, evaluations,
                time.perf_counter() - t0)
 
 
-def uncertainty(log: CalibrationLog, base: np.record, keys: Sequence[str], theta: np.ndarray, *, terrain=None,
-                rel_step: float = 0.02) -> np.ndarray:
-    """1-sigma uncertainty of ``theta`` from the curvature of the error (module docstring): one batched
-    replay of 2 P + 1 vehicles gives the central-difference Jacobian J_f of each field's residuals; with
-    s_f^2 the field's residual variance at ``theta`` and rho_f its lag-1 autocorrelation, the information
-    is sum_f J_f^T J_f (1 - rho_f) / (s_f^2 (1 + rho_f)) and the covariance its inverse."""
+def _field_weights(log: CalibrationLog, weights: Mapping[str, float] | None) -> np.ndarray:
+    """c_f = w_f / (sum_g w_g * n_f): E = sum_f c_f sum_t e_ft^2 (n_f: the field's valid samples)."""
+    w = np.array([(weights or {}).get(f, 1.0) for f in log.fields])
+    return w / (w.sum() * log.valid.sum(axis=1))
+
+
+def _jacobian(log: CalibrationLog, base: np.record, keys: Sequence[str], theta: np.ndarray, terrain,
+              rel_step: float) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled errors at ``theta`` (F, T) and their central-difference Jacobian (F, T, P) from one batched
+    replay of 2 P + 1 vehicles (a step of ``rel_step`` parameter scales each way, kept within the range)."""
     p = len(keys)
     lo = np.array([SCHEMA_BY_KEY[k].lo for k in keys])
     hi = np.array([SCHEMA_BY_KEY[k].hi for k in keys])
@@ -364,23 +413,177 @@ def uncertainty(log: CalibrationLog, base: np.record, keys: Sequence[str], theta
             points.append(q)
     pts = np.array(points)
     err = scaled_errors(log, simulate(log, candidates(base, keys, pts), terrain))  # (F, T, 2P + 1)
-    steps = np.array([pts[1 + 2 * i, i] - pts[2 + 2 * i, i] for i in range(p)])
-    info = np.zeros((p, p))
+    jac = np.zeros(err.shape[:2] + (p,))
+    for i in range(p):
+        step = pts[1 + 2 * i, i] - pts[2 + 2 * i, i]
+        if step > 0:
+            jac[:, :, i] = (err[:, :, 1 + 2 * i] - err[:, :, 2 + 2 * i]) / step
+    return err[:, :, 0], jac
+
+
+def refine(log: CalibrationLog, base: np.record, keys: Sequence[str], theta: np.ndarray, *, terrain=None,
+           weights: Mapping[str, float] | None = None, iterations: int = 8,
+           rel_step: float = 0.02) -> tuple[np.ndarray, float, int]:
+    """Gauss-Newton steps from ``theta`` (the CMA-ES result) to the least-squares minimum of E:
+    delta = -(sum_f c_f J_f^T J_f)^-1 sum_f c_f J_f^T e_f, tried at full, half and quarter length in one
+    batched replay and kept when E falls. CMA-ES stops near the minimum but not at it (its last samples
+    scatter over a width set by its step size); the covariance of ``uncertainty`` describes the spread of
+    the minimum itself, so the fit must reach it. Returns (theta, E, replays run)."""
+    lo = np.array([SCHEMA_BY_KEY[k].lo for k in keys])
+    hi = np.array([SCHEMA_BY_KEY[k].hi for k in keys])
+    c = _field_weights(log, weights)
+    replays = 0
+    best = float(weighted_error(log, simulate(log, candidates(base, keys, theta[None, :]), terrain),
+                                dict(weights or {}))[0])
+    replays += 1
+    for _ in range(iterations):
+        e0, jac = _jacobian(log, base, keys, theta, terrain, rel_step)
+        replays += 1
+        hess = np.einsum("f,ftp,ftq->pq", c, jac, jac)
+        grad = np.einsum("f,ftp,ft->p", c, jac, e0)
+        try:
+            delta = -np.linalg.lstsq(hess, grad, rcond=1e-12)[0]
+        except np.linalg.LinAlgError:
+            break
+        tries = np.clip(theta + np.outer([1.0, 0.5, 0.25], delta), lo, hi)
+        f = weighted_error(log, simulate(log, candidates(base, keys, tries), terrain), dict(weights or {}))
+        replays += 1
+        k = int(np.argmin(f))
+        if not f[k] < best * (1.0 - 1e-9):
+            break
+        theta, best = tries[k], float(f[k])
+    return theta, best, replays
+
+
+def correlation_window(residuals: np.ndarray, c: float = 5.0) -> int:
+    """Sokal's automatic window for the integrated autocorrelation time of a series: the smallest lag M
+    with M >= c * tau(M), tau(M) = 1 + 2 sum_{k=1..M} rho_k (A. D. Sokal, "Monte Carlo methods in
+    statistical mechanics: foundations and new algorithms", 1997, section 3). At least 1, at most a
+    quarter of the series."""
+    x = residuals - residuals.mean()
+    n = len(x)
+    if n < 8 or not np.any(x):
+        return 1
+    spectrum = np.fft.rfft(x, 2 * n)
+    acov = np.fft.irfft(spectrum * np.conj(spectrum))[:n]
+    rho = acov / acov[0]
+    tau = 1.0 + 2.0 * np.cumsum(rho[1:])
+    for m in range(1, n // 4):
+        if m >= c * tau[m - 1]:
+            return m
+    return max(1, n // 4)
+
+
+PROFILE_STEPS = (0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 15.0, 30.0, 60.0)
+"""Offsets of the profile scan (``uncertainty``): multiples of the linearised 1-sigma, merged with
+``PROFILE_FRACTIONS`` of the parameter's scale (the linearised value can be far off where E is not smooth)."""
+PROFILE_FRACTIONS = (0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)
+
+
+def linearised_covariance(e0: np.ndarray, jac: np.ndarray, log: CalibrationLog,
+                          weights: Mapping[str, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(C, H^-1): the sandwich covariance C = H^-1 S H^-1 of the minimum of E = sum_f c_f sum_t e_ft^2
+    (a weighted least-squares M-estimate) with H = sum_f c_f J_f^T J_f and S the covariance of its score
+    sum_f c_f J_f^T e_f for residuals correlated in time:
+
+        S = sum_f c_f^2 sum_{|k| <= L_f} (1 - |k| / (L_f + 1)) gamma_f(k) sum_t J_f[t]^T J_f[t + k]
+
+    gamma_f(k) is the autocovariance of field f's residuals at lag k (over all its samples), L_f its
+    correlation window (``correlation_window``), the Bartlett weights keep S positive semi-definite (W. K.
+    Newey and K. D. West, "A simple, positive semi-definite, heteroskedasticity and autocorrelation
+    consistent covariance matrix", Econometrica 55, 1987); fields are taken as independent of each other,
+    and S is scaled by n / (n - P). With white residuals of variance s_f^2 and c_f = 1 / s_f^2 it is the
+    Gauss-Newton covariance; a correlation length tau_f scales a slowly varying J_f's share by about
+    tau_f (an effective sample size n_f / tau_f). The residual variance is pooled over a field's samples,
+    not taken sample by sample (White's form): the Jacobian of a delay or a rate lives on a few samples
+    at the steps, whose own residuals are too few to estimate a variance from."""
+    p = jac.shape[2]
+    c = _field_weights(log, weights)
+    hess = np.einsum("f,ftp,ftq->pq", c, jac, jac)
+    score = np.zeros((p, p))
     for f in range(len(log.fields)):
-        e = err[f, log.valid[f]]  # (n_f, 2P + 1)
-        e0 = e[:, 0]
-        jac = np.stack([(e[:, 1 + 2 * i] - e[:, 2 + 2 * i]) / steps[i] if steps[i] > 0 else np.zeros(len(e0))
-                        for i in range(p)], axis=1)
-        s2 = max(float(np.mean(e0 ** 2)), 1e-12)
-        rho = float(np.corrcoef(e0[:-1], e0[1:])[0, 1]) if e0.size > 2 and e0.std() > 0 else 0.0
-        rho = min(max(rho, 0.0), 0.99) if math.isfinite(rho) else 0.0
-        info += jac.T @ jac * (1.0 - rho) / (s2 * (1.0 + rho))
-    try:
-        cov = np.linalg.inv(info)
-    except np.linalg.LinAlgError:
-        return np.full(p, np.nan)
-    diag = np.diag(cov)
-    return np.where(diag >= 0, np.sqrt(np.abs(diag)), np.nan)
+        ok = log.valid[f]
+        e = np.where(ok, e0[f] - e0[f, ok].mean(), 0.0)
+        lags = correlation_window(e0[f, ok])
+        jf = jac[f] * ok[:, None]
+        score += c[f] ** 2 * float(e @ e) / ok.sum() * (jf.T @ jf)
+        for k in range(1, lags + 1):
+            gamma = float(e[:-k] @ e[k:]) / ok.sum()
+            cross = jf[:-k].T @ jf[k:]
+            score += c[f] ** 2 * (1.0 - k / (lags + 1.0)) * gamma * (cross + cross.T)
+    n = int(log.valid.sum())
+    score *= n / max(n - p, 1)
+    h_inv = np.linalg.pinv(hess)
+    return h_inv @ score @ h_inv, h_inv
+
+
+def uncertainty(log: CalibrationLog, base: np.record, keys: Sequence[str], theta: np.ndarray, *, terrain=None,
+                weights: Mapping[str, float] | None = None, rel_step: float = 0.02) -> np.ndarray:
+    """1-sigma uncertainty of the fitted ``theta``: a profile of the error E (module docstring).
+
+    1. The linearised sandwich covariance C = H^-1 S H^-1 (``linearised_covariance``) from one batched
+       replay of the Jacobian. It alone is too small where E is not quadratic in a parameter (a delay
+       whose effect moves in whole ticks gives E flat stretches and steps).
+    2. For each parameter i, E along the line theta + t H^-1[:, i] / H^-1[i, i] (parameter i moved by t,
+       the others following as they would at the minimum under the quadratic model), scanned outwards on
+       both sides in one batched replay of all parameters' lines.
+    3. The 1-sigma of parameter i is the mean of the two offsets where E has risen by
+       dE_i = C[i, i] / H^-1[i, i] (the rise that gives C[i, i] exactly when E is quadratic). On a side
+       where E never rises that far within the parameter's range, that side's offset is its bound; a
+       side within a quarter of the linearised 1-sigma of the first scan point is that point.
+    """
+    p = len(keys)
+    lo = np.array([SCHEMA_BY_KEY[k].lo for k in keys])
+    hi = np.array([SCHEMA_BY_KEY[k].hi for k in keys])
+    e0, jac = _jacobian(log, base, keys, theta, terrain, rel_step)
+    cov, h_inv = linearised_covariance(e0, jac, log, weights)
+    linear = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    scale = _scales(theta, keys)
+    weights = dict(weights or {})
+    points, where = [], []
+    for i in range(p):
+        axis = np.eye(p)[i]
+        directions = [axis]
+        if h_inv[i, i] > 0 and p > 1:
+            directions.append(h_inv[:, i] / h_inv[i, i])
+        offsets = sorted({*(linear[i] * np.array(PROFILE_STEPS)), *(scale[i] * np.array(PROFILE_FRACTIONS))} - {0.0})
+        for direction in directions:
+            for sign in (1.0, -1.0):
+                for t in offsets:
+                    q = theta + sign * t * direction
+                    if not (lo[i] <= q[i] <= hi[i]):
+                        break
+                    points.append(np.clip(q, lo, hi))
+                    where.append((i, sign, t))
+    e_theta = float(((e0 ** 2).sum(axis=1) * _field_weights(log, weights)).sum())
+    rises = weighted_error(log, simulate(log, candidates(base, keys, np.array(points)), terrain), weights) - e_theta
+    sigma = np.full(p, np.nan)
+    for i in range(p):
+        threshold = cov[i, i] / h_inv[i, i] if h_inv[i, i] > 0 else np.nan
+        if not (np.isfinite(threshold) and threshold > 0):
+            continue
+        sides = []
+        for sign in (1.0, -1.0):
+            lowest: dict[float, float] = {}  # offset -> the lower rise of the two lines
+            for (j, sg, t), r in zip(where, rises, strict=True):
+                if j == i and sg == sign:
+                    lowest[t] = min(r, lowest.get(t, math.inf))
+            scan = sorted(lowest.items())
+            bound = (hi[i] - theta[i]) if sign > 0 else (theta[i] - lo[i])
+            # the farthest point still within the threshold (E can dip again past a first rise) and the
+            # crossing after it, interpolated; the bound if no scan point beyond it rises that far
+            below = [k for k, (_t, r) in enumerate(scan) if r < threshold]
+            last = below[-1] if below else -1
+            inside_t, inside_r = scan[last] if last >= 0 else (0.0, 0.0)
+            if last + 1 < len(scan):
+                t, r = scan[last + 1]
+                inside_r = max(inside_r, 0.0)
+                offset = inside_t + (t - inside_t) * (threshold - inside_r) / max(r - inside_r, 1e-300)
+            else:
+                offset = bound
+            sides.append(offset)
+        sigma[i] = 0.5 * (sides[0] + sides[1])
+    return sigma
 
 
 # --------------------------------------------------------------------------- overlay and tables
@@ -506,6 +709,23 @@ def write_synthetic_log(path: str | Path, messages: Sequence[Message], params: n
     writer.close()
 
 
+EXAMPLE_DRIVE_S = 14.0
+
+
+def write_example_drive(path: str | Path) -> None:
+    """The example log shipped as ``<config dir>/replay/example_drive.mcap``: the first ``EXAMPLE_DRIVE_S``
+    of ``excitation_commands`` replayed with the shipped vehicle moved by ``STUDY_PERTURBATION`` (hidden
+    values for ``acres-calibrate --example example_drive`` to find), reports at 20 Hz with ``STUDY_NOISE``
+    (seed 0), written as an MCAP bag directory at ``path`` (its ``.mcap`` file is the shipped one)."""
+    from acres_gym.sim import DEFAULT_VEHICLE
+
+    base = load_vehicle(DEFAULT_VEHICLE)
+    keys = list(STUDY_PERTURBATION)
+    hidden = values_of(base, keys) * np.array([1.0 + STUDY_PERTURBATION[k] for k in keys])
+    write_synthetic_log(path, excitation_commands(EXAMPLE_DRIVE_S), candidates(base, keys, hidden[None, :])[0],
+                        noise=STUDY_NOISE, seed=0, out_hz=20.0, storage="mcap")
+
+
 def identifiability(workdir: str | Path, keys: Sequence[str] | None = None, *, duration_s: float = 42.0,
                     popsize: int = 16, generations: int = 80, seed: int = 0, vehicle: str | None = None,
                     progress=None) -> tuple[Fit, np.ndarray]:
@@ -543,14 +763,122 @@ def _weights(items: Sequence[str]) -> dict[str, float]:
     return out
 
 
+def check_search(popsize, generations, sigma0, seed) -> tuple[int, int, float, int]:
+    """The search options if each is in its range (module docstring), else a ``CalibrationError`` naming
+    the option, the value and the range."""
+    def integer(name: str, value, lo: int, hi: int) -> int:
+        ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool) and lo <= value <= hi
+        if not ok:
+            raise CalibrationError(f"{name} {value!r}: expected an integer from {lo:,} to {hi:,}")
+        return int(value)
+
+    popsize = integer("--popsize", popsize, 2, MAX_POPSIZE)
+    generations = integer("--generations", generations, 1, MAX_GENERATIONS)
+    seed = integer("--seed", seed, 0, 2**31 - 2)
+    try:
+        sigma = float(sigma0)
+    except (TypeError, ValueError):
+        sigma = math.nan
+    if not (math.isfinite(sigma) and 0.0 < sigma <= MAX_SIGMA):
+        raise CalibrationError(f"--sigma {sigma0!r}: expected a finite number in (0, {MAX_SIGMA:g}] (the first step "
+                               "relative to the start values)")
+    return popsize, generations, sigma, seed
+
+
+def read_overlay_file(path: str | Path, option: str = "--validate") -> dict:
+    """An overlay JSON file as a dict, checked for what ``load_vehicle`` cannot report in one line: a
+    missing file, a directory, a file that is not UTF-8 JSON, nesting deeper than ``MAX_OVERLAY_DEPTH``."""
+    path = Path(path)
+    if path.is_dir():
+        raise CalibrationError(f"{option} {path}: a directory; expected an overlay JSON file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CalibrationError(f"{option} {path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise CalibrationError(f"{option} {path}: nests deeper than {MAX_OVERLAY_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise CalibrationError(f"{option} {path}: not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise CalibrationError(f"{option} {path}: expected a JSON object of vehicle keys at the top level")
+    level, depth = [doc], 0
+    while level:  # breadth-first, so a deep file costs no recursion
+        depth += 1
+        if depth > MAX_OVERLAY_DEPTH:
+            raise CalibrationError(f"{option} {path}: nests deeper than {MAX_OVERLAY_DEPTH} levels (a vehicle "
+                                   "overlay has the vehicle file's nesting, e.g. dbw.steering.delay_s)")
+        level = [v for node in level for v in node.values() if isinstance(v, dict)]
+    return doc
+
+
+def check_out(path: str | Path) -> None:
+    """``--out`` can be written: a regular file (new or not) in a writable directory, tried by creating and
+    removing a temporary file next to it, so a fit is not run for nothing."""
+    import tempfile
+
+    path = Path(path)
+    if path.is_dir():
+        raise CalibrationError(f"--out {path}: a directory; expected the overlay JSON file to write")
+    if path.exists() and not path.is_file():
+        if not os.access(path, os.W_OK):
+            raise CalibrationError(f"--out {path}: not writable")
+        return
+    folder = path.parent
+    if not folder.is_dir():
+        raise CalibrationError(f"--out {path}: the directory {folder} does not exist")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{path.name}.", suffix=".tmp"):
+            pass
+    except OSError as exc:
+        raise CalibrationError(f"--out {path}: cannot write in {folder}: {exc.strerror or exc}") from None
+
+
+def write_out(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: a temporary file in the same directory renamed over
+    it (a special file such as /dev/stdout is written directly)."""
+    import tempfile
+
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        path.write_text(text, encoding="utf-8")
+        return
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+COMMANDS_HELP = """commands (one line each):
+  acres-calibrate LOG --params KEY [KEY ...] --out FIT.json   fit parameters to a log, write an overlay
+  acres-calibrate LOG --validate FIT.json                    replay error per report field, before / after
+  acres-calibrate --example NAME ...                         a packaged example log in place of LOG
+  acres-calibrate --list-examples                            list the packaged example logs
+  acres-calibrate identifiability [--keys KEY ...]           recover hidden parameters from a noisy log the
+                                                             model made (acres-calibrate identifiability -h)
+
+Example: acres-calibrate --example example_drive --params dbw.steering.delay_s dbw.steering.tau_s --out fit.json"""
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from acres_gym.tools.replay import add_example_options
+
     parser = argparse.ArgumentParser(
         prog="acres-calibrate",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Fit vehicle and DBW parameters to a ROS 2 bag holding ds_dbw_msgs commands and reports, "
                     "with CMA-ES over batched replays; write a vehicle overlay. With --validate, print the "
                     "replay error per report field before and after an overlay.",
-        epilog="Example: acres-calibrate drive.mcap --params dbw.steering.delay_s dbw.brake.delay_s --out fit.json")
-    parser.add_argument("log", help="ROS 2 bag (directory, .db3 or .mcap) with command and report topics")
+        epilog=COMMANDS_HELP)
+    parser.add_argument("log", nargs="?",
+                        help="ROS 2 bag (directory, .db3 or .mcap) with command and report topics")
+    add_example_options(parser, "bag")
     parser.add_argument("--params", nargs="+", default=None, metavar="KEY", help="schema keys to fit")
     parser.add_argument("--out", default=None, metavar="FILE", help="overlay JSON to write")
     parser.add_argument("--validate", default=None, metavar="OVERLAY",
@@ -563,65 +891,98 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--terrain", default=None, metavar="FILE",
                         help="terrain: an .npz from acres_gym.terrain.to_file, or a JSON / YAML terrain config")
     parser.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=f"topic namespace (default {DEFAULT_NAMESPACE})")
-    parser.add_argument("--out-hz", type=float, default=DEFAULT_OUT_HZ, help="sample rate of the error, Hz")
-    parser.add_argument("--popsize", type=int, default=16, help="candidates (vehicles) per generation")
-    parser.add_argument("--generations", type=int, default=80, help="at most this many generations")
-    parser.add_argument("--sigma", type=float, default=0.3, help="initial step, relative to the start values")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out-hz", type=float, default=DEFAULT_OUT_HZ,
+                        help="sample rate of the error, Hz; divides 120 (default 20)")
+    parser.add_argument("--popsize", type=int, default=16,
+                        help=f"candidates (vehicles) per generation, 2 to {MAX_POPSIZE} (default 16)")
+    parser.add_argument("--generations", type=int, default=80,
+                        help=f"at most this many generations, 1 to {MAX_GENERATIONS:,} (default 80)")
+    parser.add_argument("--sigma", type=float, default=0.3,
+                        help=f"initial step relative to the start values, in (0, {MAX_SIGMA:g}] (default 0.3)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the search, >= 0 (default 0)")
+    parser.add_argument("--max-messages", type=int, default=DEFAULT_MAX_MESSAGES, metavar="N",
+                        help=f"refuse logs with more than N command or report messages (each held in memory, "
+                             f"about 0.7 KB; default {DEFAULT_MAX_MESSAGES:,})")
     parser.add_argument("--weight", action="append", default=[], metavar="FIELD=W", help="weight of a field")
     return parser
+
+
+def _fail(parser: argparse.ArgumentParser, exc: Exception):
+    parser.exit(2, f"{parser.prog}: error: {' '.join(str(exc).split())}\n")
 
 
 def _identifiability_main(argv: list[str]) -> int:
     import tempfile
 
     parser = argparse.ArgumentParser(prog="acres-calibrate identifiability",
-                                     description="Recover hidden parameters from a noisy log made by the model.")
-    parser.add_argument("--keys", nargs="+", default=None)
-    parser.add_argument("--duration", type=float, default=42.0)
-    parser.add_argument("--popsize", type=int, default=16)
-    parser.add_argument("--generations", type=int, default=80)
+                                     description="Recover hidden parameters from a noisy log made by the model "
+                                                 "(module docstring of acres_gym.calibrate).")
+    parser.add_argument("--keys", nargs="+", default=None,
+                        help=f"parameters to hide and recover (default: {', '.join(STUDY_PERTURBATION)})")
+    parser.add_argument("--duration", type=float, default=42.0, help="length of the drive, s (1 to 600)")
+    parser.add_argument("--popsize", type=int, default=16, help=f"2 to {MAX_POPSIZE} (default 16)")
+    parser.add_argument("--generations", type=int, default=80, help=f"1 to {MAX_GENERATIONS:,} (default 80)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    try:
+        check_search(args.popsize, args.generations, 0.3, args.seed)
+        keys = check_keys(args.keys, "--keys") if args.keys is not None else None
+        for key in keys or ():
+            if key not in STUDY_PERTURBATION:
+                raise CalibrationError(f"--keys {key}: the study hides only {', '.join(STUDY_PERTURBATION)}")
+        if not (math.isfinite(args.duration) and 1.0 <= args.duration <= 600.0):
+            raise CalibrationError(f"--duration {args.duration:g}: expected 1 to 600 s")
+    except ReplayInputError as exc:
+        _fail(parser, exc)
     with tempfile.TemporaryDirectory() as tmp:
-        fit, hidden = identifiability(tmp, args.keys, duration_s=args.duration, popsize=args.popsize,
+        fit, hidden = identifiability(tmp, keys, duration_s=args.duration, popsize=args.popsize,
                                       generations=args.generations, seed=args.seed,
                                       progress=lambda g, f: print(f"generation {g}: E = {f:.4g}", flush=True)
                                       if g % 10 == 0 else None)
     print(parameter_rows(fit))
-    print(f"{'parameter':34} {'hidden':>11} {'fitted':>11} {'error':>8} {'1-sigma':>8}")
+    print(f"{'parameter':34} {'hidden':>11} {'fitted':>11} {'error':>8} {'1-sigma':>8} {'|error|/sigma':>13}")
     for key, h, b, s in zip(fit.keys, hidden, fit.fitted, fit.sigma, strict=True):
-        print(f"{key:34} {h:11.5g} {b:11.5g} {100 * (b - h) / h:+7.2f}% {100 * s / h:7.2f}%")
+        print(f"{key:34} {h:11.5g} {b:11.5g} {100 * (b - h) / h:+7.2f}% {100 * s / h:7.2f}% {abs(b - h) / s:13.2f}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point (``acres-calibrate``); exits with status 2 on bad input."""
+    """Command-line entry point (``acres-calibrate``); exits with status 2 and one line on bad input."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["identifiability"]:
         return _identifiability_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        from acres_gym.bags import check_max_messages
         from acres_gym.sim import DEFAULT_VEHICLE
-        from acres_gym.tools.replay import terrain_from_args
+        from acres_gym.tools.replay import example_log, terrain_from_args
 
+        log_path = example_log(parser, args, "log", kinds=("bag",))
+        if log_path is None:
+            return 0
         if args.validate is None:
             if args.params is None or args.out is None:
                 raise CalibrationError("give --params KEY [KEY ...] and --out overlay.json (or --validate OVERLAY)")
             keys = check_keys(args.params)
+            check_search(args.popsize, args.generations, args.sigma, args.seed)
+            check_out(args.out)
         weights = _weights(args.weight)
+        check_max_messages(args.max_messages)
+        ticks_per_row(args.out_hz)
+        overlay = read_overlay_file(args.validate) if args.validate is not None else None
         vehicle = args.vehicle or DEFAULT_VEHICLE
         try:
             base = load_vehicle(vehicle)
-            after_params = load_vehicle(vehicle, overlay=args.validate) if args.validate else None
+            after_params = load_vehicle(vehicle, overlay=overlay) if overlay is not None else None
         except (ValueError, FileNotFoundError) as exc:
-            raise CalibrationError(str(exc)) from None
+            where = f"--validate {args.validate}" if overlay is not None else f"--vehicle {vehicle}"
+            raise CalibrationError(f"{where}: {exc}") from None
         terrain = terrain_from_args(args)
-        log = load_log(args.log, args.namespace, args.out_hz)
+        log = load_log(log_path, args.namespace, args.out_hz, max_messages=args.max_messages)
     except ReplayInputError as exc:
-        parser.error(str(exc))
-    log_name = Path(args.log).name
+        _fail(parser, exc)
+    log_name = Path(log_path).name
     if args.validate is not None:
         both = simulate(log, make_params_array([base, after_params], 2), terrain)
         print(f"validate {log_name} with {args.validate} ({len(log.times)} samples at {log.out_hz:g} Hz)")
@@ -632,7 +993,7 @@ def main(argv: list[str] | None = None) -> int:
     overlay = overlay_dict(fit, log_name)
     read_overlay(overlay)  # the overlay is valid by construction; checked before it is written
     try:
-        Path(args.out).write_text(json.dumps(overlay, indent=2) + "\n", encoding="utf-8")
+        write_out(args.out, json.dumps(overlay, indent=2) + "\n")
     except OSError as exc:
         parser.exit(2, f"{parser.prog}: error: --out {args.out}: cannot write: {exc.strerror or exc}\n")
     print(parameter_rows(fit))
@@ -644,9 +1005,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["FIT_FIELDS", "CalibrationError", "CalibrationLog", "Fit", "calibratable_keys", "calibrate", "candidates",
-           "check_keys", "excitation_commands", "field_rms", "identifiability", "load_log", "overlay_dict",
-           "simulate", "uncertainty", "weighted_error", "write_synthetic_log", "main"]
+__all__ = ["FIT_FIELDS", "MAX_GENERATIONS", "MAX_OVERLAY_DEPTH", "MAX_POPSIZE", "MAX_SIGMA", "CalibrationError",
+           "CalibrationLog", "Fit", "calibratable_keys", "calibrate", "candidates", "check_keys", "check_out",
+           "check_search", "correlation_window", "excitation_commands", "field_rms", "identifiability",
+           "linearised_covariance", "load_log", "overlay_dict", "read_overlay_file", "refine", "simulate",
+           "uncertainty", "weighted_error", "write_example_drive", "write_synthetic_log", "main"]
 
 
 if __name__ == "__main__":

@@ -121,3 +121,21 @@ def test_acres_train_runs_from_the_installed_package(installed):
     assert "trained PPO" in result.stdout
     result = _run([str(bin_dir / "acres-train"), "--config", "no_such_config"], work)
     assert result.returncode == 2 and result.stderr.strip().startswith("acres-train: error: ")
+
+
+def test_packaged_examples_run_by_name_from_the_installed_package(installed):
+    """``acres-replay --example NAME`` and ``--list-examples`` from the wheel, in a directory outside the
+    repository (where ``configs/replay/...`` paths find nothing)."""
+    _, _, bin_dir, work = installed
+    listing = _run([str(bin_dir / "acres-replay"), "--list-examples"], work)
+    assert listing.returncode == 0, listing.stderr[-3000:]
+    names = [line.split()[0] for line in listing.stdout.splitlines()]
+    assert "example_commands" in names and "example_drive" in names, listing.stdout
+    out = work / "example.csv"
+    result = _run([str(bin_dir / "acres-replay"), "--example", "example_commands", "--out", str(out),
+                   "--out-hz", "20"], work)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = out.read_text().splitlines()
+    assert rows[0].startswith("time_s,") and len(rows) == 1 + 20 * 25 + 1  # 0 to 25 s (last message 24 s, + 1 s)
+    help_text = _run([str(bin_dir / "acres-calibrate"), "--help"], work)
+    assert help_text.returncode == 0 and "acres-calibrate identifiability" in help_text.stdout

@@ -10,6 +10,8 @@ commands into the CSV below.
 
 Usage::
 
+    acres-replay --list-examples                       # the example logs shipped with the package
+    acres-replay --example example_commands --out drive.csv --out-hz 20
     acres-replay configs/replay/example_commands.csv --out drive.csv --out-hz 20
     acres-replay log.csv --surface grass --slope-percent 8 --set dbw.bias.brake_bar=5 > drive.csv
     python -m acres_gym.tools.replay log.csv --terrain my_terrain.npz --duration 60 --out drive.csv
@@ -67,7 +69,17 @@ an unknown or out-of-range ``--set`` key, an unknown surface or vehicle, an ``--
 divide 120, a run longer than ``--max-duration``) stops with exit status 2 and a message on stderr
 naming the line and column, or the option. So does an output that cannot be written (a full disk,
 ``--out /dev/full``) or that is closed early (a broken pipe, ``acres-replay log.csv | head``): one
-line on stderr, no traceback.
+line on stderr, no traceback. A bag that cannot be read, decoded or trusted (``acres_gym.bags``: a
+corrupt payload or sqlite page, metadata that disagrees with the storage, more messages than
+``--max-messages``, default ``acres_gym.bags.DEFAULT_MAX_MESSAGES`` = 500,000) stops the same way, with
+one line naming the bag, the topic and the message, without the usage text.
+
+Example logs. The package ships example command logs (``<config dir>/replay``: four CSV logs and
+``example_drive.mcap``, a bag of commands and noisy reports of the model that ``acres-calibrate`` can fit,
+made by ``acres_gym.calibrate.write_example_drive``). ``--list-examples`` lists them with a line each;
+``--example NAME`` (the file name, with or without its suffix) runs one in place of a log path, from an
+installed wheel as from the repository. ``acres-bag-to-csv`` and ``acres-calibrate`` take ``--example``
+for the bags among them.
 """
 
 from __future__ import annotations
@@ -102,6 +114,22 @@ SUBSYSTEMS = MESSAGE_SUBSYSTEMS
 
 MAX_DURATION_S = 3600.0
 """Default cap on the simulated time of one replay, s (``--max-duration``)."""
+
+EXAMPLES_SUBDIR = "replay"
+# what each shipped example log holds (``--list-examples``); a file without an entry is listed without one
+EXAMPLE_ABOUT: dict[str, str] = {
+    "example_commands.csv": "ULC speed steps to 5 m/s with curvature steering through a curve, then 20 bar of "
+                            "brake to a stop (24 s)",
+    "pedals_angle_percent.csv": "throttle (percent, raw pedal) and brake (percent, pressure) commands, steering "
+                                "by wheel angle then percent, a drive-mode switch (20 s)",
+    "ulc_accel_yaw_rate.csv": "ULC acceleration commands with jerk limits and coasting, steering by yaw rate, in "
+                              "low gear (16 s)",
+    "driver_timeouts_curvature.csv": "the driver's pedals and wheel, then DBW curvature, throttle and ULC "
+                                     "commands taking over (24 s)",
+    "example_drive.mcap": "a bag of commands and noisy reports of the model with eight parameters moved "
+                          "(steering, throttle and brake steps, 14 s): a log acres-calibrate can fit",
+}
+EXAMPLE_SUFFIXES = (".csv", ".db3", ".mcap")
 
 
 @dataclass(frozen=True)
@@ -527,15 +555,90 @@ def terrain_from_args(args) -> object:
         raise ReplayInputError(f"{option}: {exc}") from None
 
 
+# --------------------------------------------------------------------------- example logs
+
+
+def example_logs() -> dict[str, Path]:
+    """The example logs shipped with the package (``<config dir>/replay``): file name -> path, sorted."""
+    from acres_gym.paths import config_path
+
+    folder = config_path(EXAMPLES_SUBDIR)
+    if not folder.is_dir():
+        return {}
+    return {p.name: p for p in sorted(folder.iterdir()) if p.suffix.lower() in EXAMPLE_SUFFIXES and p.is_file()}
+
+
+def example_path(name: str, kinds: Sequence[str] = ("csv", "bag")) -> Path:
+    """The example log called ``name`` (its file name, with or without the suffix) of one of ``kinds``
+    ("csv": a CSV command log, "bag": a ROS 2 bag), else a ``ReplayInputError`` listing the examples."""
+    examples = {n: p for n, p in example_logs().items()
+                if ("bag" if p.suffix.lower() in (".db3", ".mcap") else "csv") in kinds}
+    stems = {p.stem: n for n, p in examples.items()}
+    key = name if name in examples else stems.get(name)
+    if key is None:
+        what = " or ".join("bag" if k == "bag" else "CSV" for k in kinds)
+        known = ", ".join(Path(n).stem for n in examples) or "none"
+        raise ReplayInputError(f"--example {name!r}: no such example {what} log; examples: {known} "
+                               "(--list-examples describes them)")
+    return examples[key]
+
+
+def example_listing(kinds: Sequence[str] = ("csv", "bag")) -> str:
+    """One line per example log of ``kinds``: its name, kind and what it holds."""
+    lines = []
+    for name, path in example_logs().items():
+        kind = "bag" if path.suffix.lower() in (".db3", ".mcap") else "csv"
+        if kind in kinds:
+            lines.append(f"{path.stem:30} {kind:4} {EXAMPLE_ABOUT.get(name, '')}".rstrip())
+    return "\n".join(lines)
+
+
+def add_example_options(parser: argparse.ArgumentParser, what: str = "log") -> None:
+    """``--example NAME`` and ``--list-examples`` (``example_log`` reads them)."""
+    parser.add_argument("--example", default=None, metavar="NAME",
+                        help=f"use an example {what} shipped with the package instead of a path "
+                             "(--list-examples lists them)")
+    parser.add_argument("--list-examples", action="store_true",
+                        help="list the example logs shipped with the package and stop")
+
+
+def example_log(parser: argparse.ArgumentParser, args, positional: str, kinds: Sequence[str] = ("csv", "bag")):
+    """The log path of a command line with ``add_example_options``: the positional argument
+    ``positional`` or the path of ``--example``; None after printing ``--list-examples``."""
+    given = getattr(args, positional)
+    if args.list_examples:
+        print(example_listing(kinds))
+        return None
+    if args.example is not None:
+        if given is not None:
+            raise ReplayInputError(f"give a {positional} path or --example {args.example}, not both")
+        return str(example_path(args.example, kinds))
+    if given is None:
+        raise ReplayInputError(f"give a {positional} path, or --example NAME for a log shipped with the package "
+                               "(--list-examples lists them)")
+    return given
+
+
+def fail(parser: argparse.ArgumentParser, exc: Exception):
+    """Exit with status 2 and the error as one line on stderr (after the usage for an error in the command
+    line; an error in a log's data, such as a ``BagError``, comes alone)."""
+    message = " ".join(str(exc).split())
+    if getattr(exc, "with_usage", True):
+        parser.error(message)
+    parser.exit(2, f"{parser.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acres-replay",
         description="Replay a CSV log of DBW commands (ds_dbw_msgs units) on the Ranger model and write a "
                     "CSV of the DBW reports and the vehicle state.",
-        epilog="Example: acres-replay configs/replay/example_commands.csv --out drive.csv --out-hz 20",
+        epilog="Example: acres-replay --example example_commands --out drive.csv --out-hz 20",
     )
-    parser.add_argument("commands", help="command log: a CSV (time_s, then any of the command columns) or a "
-                                         "ROS 2 bag of ds_dbw_msgs commands (a directory, .db3 or .mcap)")
+    parser.add_argument("commands", nargs="?",
+                        help="command log: a CSV (time_s, then any of the command columns) or a ROS 2 bag of "
+                             "ds_dbw_msgs commands (a directory, .db3 or .mcap)")
+    add_example_options(parser)
     parser.add_argument("--out", metavar="FILE", default=None,
                         help="output CSV (default: stdout, unless --out-bag is given)")
     parser.add_argument("--out-bag", metavar="DIR", default=None,
@@ -547,6 +650,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also write the command topics into --out-bag (a log for acres-calibrate)")
     parser.add_argument("--namespace", default="/vehicle",
                         help="topic namespace of the bags read and written (default /vehicle)")
+    parser.add_argument("--max-messages", type=int, default=None, metavar="N",
+                        help="refuse bags with more than N command messages (each held in memory, about 0.7 KB; "
+                             "default acres_gym.bags.DEFAULT_MAX_MESSAGES = 500,000)")
     parser.add_argument("--to-csv", action="store_true",
                         help="only convert the bag's commands into a CSV command log (to --out) and stop")
     parser.add_argument("--out-hz", type=float, default=float(PHYSICS_HZ), metavar="HZ",
@@ -576,12 +682,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        commands = example_log(parser, args, "commands")
+        if commands is None:
+            return 0
+        args.commands = commands
         if args.terrain is not None and (args.surface is not None or args.slope_percent is not None):
             raise ReplayInputError("--terrain cannot be combined with --surface or --slope-percent")
         if not (math.isfinite(args.max_duration) and args.max_duration > 0.0):
             raise ReplayInputError(f"--max-duration {args.max_duration:g}: expected a positive number of seconds")
         if args.duration is not None:
             check_duration(args.duration, args.max_duration)
+        if args.max_messages is not None:
+            from acres_gym.bags import check_max_messages
+
+            check_max_messages(args.max_messages)
         every = ticks_per_row(args.out_hz)
         overrides = _parse_set(args.overrides)
         from acres_gym.params import load_vehicle
@@ -602,9 +716,10 @@ def main(argv: list[str] | None = None) -> int:
 
         bag_start_ns = 0
         if is_bag(args.commands):
-            from acres_gym.bags import read_bag_commands
+            from acres_gym.bags import DEFAULT_MAX_MESSAGES, read_bag_commands
 
-            bag = read_bag_commands(args.commands, args.namespace)
+            max_messages = DEFAULT_MAX_MESSAGES if args.max_messages is None else args.max_messages
+            bag = read_bag_commands(args.commands, args.namespace, max_messages)
             messages, bag_start_ns = bag.messages, bag.start_ns
             print(f"{parser.prog}: {args.commands}: {bag.summary()}", file=sys.stderr)
             if args.to_csv:
@@ -620,7 +735,7 @@ def main(argv: list[str] | None = None) -> int:
             check_duration(default_duration(messages), args.max_duration, "duration (the last message time + 1 s)")
         sim = RangerSim(1, params=params, terrain=terrain)
     except ReplayInputError as exc:
-        parser.error(str(exc))
+        fail(parser, exc)
 
     def write_rows(out: TextIO) -> None:
         writer = csv.writer(out, lineterminator="\n")
@@ -635,7 +750,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             bag_writer = ReportBagWriter(args.out_bag, args.storage, args.namespace, bag_start_ns)
         except ReplayInputError as exc:
-            parser.error(str(exc))
+            fail(parser, exc)
         try:
             if args.with_commands:
                 write_command_bag(args.out_bag, messages, namespace=args.namespace, start_ns=bag_start_ns,
@@ -691,9 +806,10 @@ def write_output(parser: argparse.ArgumentParser, path: str, write) -> None:
         parser.exit(2, f"{parser.prog}: error: --out {path}: cannot write: {exc.strerror or exc}\n")
 
 
-__all__ = ["INPUT_COLUMNS", "MAX_DURATION_S", "OUTPUT_COLUMNS", "Message", "ReplayInputError", "check_duration",
-           "default_duration", "parse_commands", "read_commands", "replay", "tick_at", "ticks_per_row",
-           "write_output", "main"]
+__all__ = ["EXAMPLE_ABOUT", "INPUT_COLUMNS", "MAX_DURATION_S", "OUTPUT_COLUMNS", "Message", "ReplayInputError",
+           "add_example_options", "check_duration", "default_duration", "example_listing", "example_log",
+           "example_logs", "example_path", "fail", "parse_commands", "read_commands", "replay", "tick_at",
+           "ticks_per_row", "write_output", "main"]
 
 
 if __name__ == "__main__":
