@@ -3,8 +3,9 @@ forces (normal load along the ground normal, tyre forces in the ground plane, ap
 points), gravity and aerodynamic drag -1/2 rho CdA |v| v (still air).
 
 Semi-implicit Euler: velocities first (Euler's equations in the body frame with the principal inertias
-Ixx, Iyy, Izz about the CG; products of inertia are not modelled), then position and the exact rotation
-by the new body rate. Afterwards the chassis side of the ledger (seed ``AccountChassis``): the tyre forces'
+Ixx, Iyy, Izz about the CG; products of inertia are not modelled), then the soil's motion resistance at
+the contacts as impulses (``soil_resistance_impulses``), then position and the exact rotation by the new
+body rate. Afterwards the chassis side of the ledger (seed ``AccountChassis``): the tyre forces'
 work at the mid-tick contact velocities, the suspension's, and the drag's.
 """
 
@@ -68,6 +69,66 @@ def contact_force(s, w, i):
             fx * tx[0] + fy * ty[0], fx * tx[1] + fy * ty[1], fx * tx[2] + fy * ty[2])
 
 
+SOIL_RESISTANCE_SWEEPS = 4  # Gauss-Seidel sweeps over the wheels of the contact-resistance impulses
+
+
+@njit(cache=True)
+def _contact_arm(q, s, w, i, px, py, pz):
+    """Heading t of contact i (world), the body-frame r x t of its lever arm about the CG."""
+    tx, ty, tz = w.tyre_dir_x[i, 0], w.tyre_dir_x[i, 1], w.tyre_dir_x[i, 2]
+    ax, ay, az = cross(s.contact_point_m[i, 0] - px, s.contact_point_m[i, 1] - py, s.contact_point_m[i, 2] - pz,
+                       tx, ty, tz)
+    bx, by, bz = rotate_inverse(q, ax, ay, az)
+    return tx, ty, tz, bx, by, bz
+
+
+@njit(cache=True)
+def soil_resistance_impulses(dt, p, s, w, px, py, pz, v1x, v1y, v1z, w1x, w1y, w1z):
+    """The soil's motion resistance at the contacts (Wong: drawbar pull = thrust - R_c - R_h), applied as a
+    Coulomb friction along each wheel's heading with capacity R_i = ``w.soil_resistance_n[i]``.
+
+    Moving, the contact feels -R_i sgn(u_i); at rest the force is set-valued in [-R_i, R_i] and takes what
+    holds the contact still, never more: it never pushes a parked vehicle. Solved on the end-of-tick
+    velocities (v1, body rate w1) by projected Gauss-Seidel over the wheels (``SOIL_RESISTANCE_SWEEPS``):
+    the contact's heading speed u_i = t_i . v1 + w1 . a_i (a_i = r_i x t_i in the body frame) changes by
+    P m_i^-1 for an impulse P along t_i, with m_i^-1 = 1/m + sum_k a_ik^2 / I_k; each wheel's accumulated
+    impulse is clamped to [-R_i dt, R_i dt]. Writes the force (P / dt, + forward) to
+    ``s.contact_resistance_n`` and returns the new (v1, w1).
+    """
+    m = p.mass_kg
+    ix, iy, iz = p.ixx_kg_m2, p.iyy_kg_m2, p.izz_kg_m2
+    q = s.orientation_wxyz
+    for i in range(4):
+        s.contact_resistance_n[i] = 0.0
+    for _sweep in range(SOIL_RESISTANCE_SWEEPS):
+        for i in range(4):
+            cap = w.soil_resistance_n[i] * dt
+            if cap <= 0.0:
+                continue
+            tx, ty, tz, ax, ay, az = _contact_arm(q, s, w, i, px, py, pz)
+            u = tx * v1x + ty * v1y + tz * v1z + w1x * ax + w1y * ay + w1z * az
+            inv_mass = 1.0 / m + ax * ax / ix + ay * ay / iy + az * az / iz
+            held = s.contact_resistance_n[i] * dt
+            new = min(max(held - u / inv_mass, -cap), cap)
+            dp = new - held
+            s.contact_resistance_n[i] = new / dt
+            v1x += dp * tx / m
+            v1y += dp * ty / m
+            v1z += dp * tz / m
+            w1x += dp * ax / ix
+            w1y += dp * ay / iy
+            w1z += dp * az / iz
+    return v1x, v1y, v1z, w1x, w1y, w1z
+
+
+@njit(cache=True)
+def _has_soil_resistance(s, w):
+    for i in range(4):
+        if s.in_contact[i] and w.soil_resistance_n[i] > 0.0:
+            return True
+    return False
+
+
 @njit(cache=True)
 def step_chassis(dt, p, s, w, wheel_contact_power_w, elastic_before_j):
     """Integrates the chassis over the tick and books its side of the ledger."""
@@ -115,6 +176,20 @@ def step_chassis(dt, p, s, w, wheel_contact_power_w, elastic_before_j):
     v1x = vx + dt * fx / m
     v1y = vy + dt * fy / m
     v1z = vz + dt * fz / m
+    soil = _has_soil_resistance(s, w)
+    if soil:
+        u1x, u1y, u1z, r1x, r1y, r1z = soil_resistance_impulses(dt, p, s, w, px, py, pz, v1x, v1y, v1z,
+                                                                w1x, w1y, w1z)
+        w.force_world_n[0] += m * (u1x - v1x) / dt
+        w.force_world_n[1] += m * (u1y - v1y) / dt
+        w.force_world_n[2] += m * (u1z - v1z) / dt
+        w.torque_body_nm[0] += ix * (r1x - w1x) / dt
+        w.torque_body_nm[1] += iy * (r1y - w1y) / dt
+        w.torque_body_nm[2] += iz * (r1z - w1z) / dt
+        v1x, v1y, v1z, w1x, w1y, w1z = u1x, u1y, u1z, r1x, r1y, r1z
+    else:
+        for i in range(4):
+            s.contact_resistance_n[i] = 0.0
 
     # chassis ledger at the mid-tick velocities (before the pose moves)
     mvx, mvy, mvz = 0.5 * (vx + v1x), 0.5 * (vy + v1y), 0.5 * (vz + v1z)
@@ -132,6 +207,9 @@ def step_chassis(dt, p, s, w, wheel_contact_power_w, elastic_before_j):
         ux, uy, uz = mvx + ox, mvy + oy, mvz + oz
         tyre_work += (gx * ux + gy * uy + gz * uz) * dt
         normal_work += (nx * ux + ny * uy + nz * uz) * dt
+        if soil:  # the resistance's work is the soil's heat
+            r = s.contact_resistance_n[i]
+            s.e_soil_j -= r * (w.tyre_dir_x[i, 0] * ux + w.tyre_dir_x[i, 1] * uy + w.tyre_dir_x[i, 2] * uz) * dt
     w.chassis_work_j = tyre_work
     s.e_tyre_slip_j += wheel_contact_power_w * dt - tyre_work
     elastic_now = 0.0

@@ -52,6 +52,7 @@ import math
 
 from numba import njit
 
+SOIL_FRICTION_CAP = 0.9  # rubber-on-soil limit of the friction circle on very strong (cohesive) soils, x load
 SMALL_SHEAR_ARG = 1e-4  # below this i l / K the Janosi factor uses its Taylor series (no 0/0)
 MIN_SHEAR_MODULUS_M = 1e-6  # floor on K_eff, m: K = 0 would be a rigid-plastic soil (infinite slope at i = 0)
 
@@ -223,16 +224,9 @@ def janosi_factor(x):
 
 
 @njit(cache=True)
-def gross_thrust(slip, load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
-                 shear_modulus_m, lug_area_share, lug_height_m):
-    """Janosi-Hanamoto gross thrust of a patch of uniform pressure at slip i, and dF/di, N.
-
-    F = F_max [1 - K / (i l) (1 - exp(-i l / K))] (``max_shear_force`` for F_max), odd in i (braking
-    i < 0 gives -F(|i|)); i is clamped to [-1, 1] and the derivative is 0 outside. ``shear_modulus_m``
-    is the effective K (``effective_shear_modulus``). At i -> 0: F ~ F_max l i / (2 K).
-    """
-    f_max = max_shear_force(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
-                            lug_area_share, lug_height_m)
+def janosi_thrust(slip, f_max, contact_length_m, shear_modulus_m):
+    """Janosi-Hanamoto thrust of a patch of plateau ``f_max`` at slip i, and dF/di, N:
+    F = F_max [1 - K / (i l) (1 - exp(-i l / K))], odd in i, i clamped to [-1, 1] (dF/di = 0 outside)."""
     if f_max <= 0.0:
         return 0.0, 0.0
     k = max(shear_modulus_m, MIN_SHEAR_MODULUS_M)
@@ -244,19 +238,45 @@ def gross_thrust(slip, load_n, contact_area_m2, contact_length_m, cohesion_pa, f
 
 
 @njit(cache=True)
+def gross_thrust(slip, load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
+                 shear_modulus_m, lug_area_share, lug_height_m):
+    """Janosi-Hanamoto gross thrust of a patch of uniform pressure at slip i, and dF/di, N.
+
+    F = F_max [1 - K / (i l) (1 - exp(-i l / K))] (``max_shear_force`` for F_max), odd in i (braking
+    i < 0 gives -F(|i|)); i is clamped to [-1, 1] and the derivative is 0 outside. ``shear_modulus_m``
+    is the effective K (``effective_shear_modulus``). At i -> 0: F ~ F_max l i / (2 K).
+    """
+    f_max = max_shear_force(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
+                            lug_area_share, lug_height_m)
+    return janosi_thrust(slip, f_max, contact_length_m, shear_modulus_m)
+
+
+@njit(cache=True)
+def tyre_shear_limit(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad, lug_area_share,
+                     lug_height_m):
+    """The tyre's shear plateau on soil, N: ``max_shear_force`` capped at ``SOIL_FRICTION_CAP`` x load (the
+    vehicle's friction-circle radius, ``wheel.soil_contact``)."""
+    f_max = max_shear_force(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
+                            lug_area_share, lug_height_m)
+    return min(f_max, SOIL_FRICTION_CAP * load_n)
+
+
+@njit(cache=True)
 def drawbar_pull(slip, load_n, width_m, radius_m, inflation_pa, carcass_pa, tyre_vertical_stiffness_n_m,
                  hysteresis, section_m, n, kc, kphi, cohesion_pa, friction_rad, soil_shear_modulus_m,
                  tread_shear_compliance_m, lug_area_share, lug_height_m):
-    """Drawbar pull of a tyre rolling forward on soil at slip i, N: DP = F(i) - R_c - R_h.
+    """Drawbar pull of a tyre rolling forward on soil at slip i, N: DP = F(i) - R_c - R_h (Wong, Theory of
+    Ground Vehicles ch. 2: thrust less the compaction and the carcass's resistance).
 
-    ``tyre_on_soil`` for the contact and resistances, A = b l, ``gross_thrust`` with
-    K_eff = K_soil + K_tread. For tests and the validation table (the vehicle applies the resistances
-    against the direction of travel itself).
+    ``tyre_on_soil`` for the contact and resistances, A = b l, ``janosi_thrust`` of the plateau
+    ``tyre_shear_limit`` with K_eff = K_soil + K_tread: the figure a wheel of the vehicle on fresh soil
+    pulls with (``wheel.soil_contact`` applies the resistances at the contact).
     """
     _, contact_m, compaction_n, hysteresis_n, _ = tyre_on_soil(
         load_n, width_m, radius_m, inflation_pa, carcass_pa, tyre_vertical_stiffness_n_m,
         hysteresis, section_m, n, kc, kphi)
     k_eff = effective_shear_modulus(soil_shear_modulus_m, tread_shear_compliance_m)
-    thrust_n, _ = gross_thrust(slip, load_n, width_m * contact_m, contact_m, cohesion_pa, friction_rad,
-                               k_eff, lug_area_share, lug_height_m)
+    f_max = tyre_shear_limit(load_n, width_m * contact_m, contact_m, cohesion_pa, friction_rad, lug_area_share,
+                             lug_height_m)
+    thrust_n, _ = janosi_thrust(slip, f_max, contact_m, k_eff)
     return thrust_n - compaction_n - hysteresis_n

@@ -4,8 +4,10 @@ For a surface row of the surface table, its wetness and a grade (uphill along th
 ``drawbar_margin_n`` returns, for a range (H or L) and a drive mode (Turf, 2WD, AWD), the drawbar-pull
 margin of a hill start at full throttle, N:
 
-    margin = min(traction of the driven wheels, engine-side force - their motion resistance)
-             - motion resistance of the free-rolling wheels - m g sin(theta)
+    hard ground: margin = min(traction of the driven wheels, engine-side force - their rolling resistance)
+                          - rolling resistance of the free-rolling wheels - m g sin(theta)
+    soil:        margin = min(traction of the driven wheels, engine-side force)
+                          - motion resistance of all four wheels - m g sin(theta)
 
 computed with the same functions the wheels run every tick (``acres_gym.model``), never a second copy
 of a formula:
@@ -13,18 +15,20 @@ of a formula:
 - wheel loads: the finalised static loads ``static_load_n`` times cos(theta), plus the grade's load
   transfer m g sin(theta) h / L from the front to the rear axle;
 - on soil (``row.is_soil``): Wong's tyre (``soil.tyre_on_soil``) for sinkage, contact length, compaction
-  and hysteresis resistance; the shear plateau ``soil.max_shear_force`` capped at ``SOIL_FRICTION_CAP``
-  x load as in ``wheel.soil_contact``; the rear wheels' compaction less the front's (the multi-pass rule
+  and hysteresis resistance; the shear plateau ``soil.tyre_shear_limit`` as in ``wheel.soil_contact``; the rear wheels' compaction less the front's (the multi-pass rule
   of ``wheel.soil_contact``: a rear wheel in the front wheel's rut);
 - on hard ground: ``tyre.wet_friction`` at zero sliding speed x load, rolling resistance
   ``rolling_resistance`` x the surface's scale x load (as ``wheel.prepare_wheel``);
-- the motion resistance acts in the model as a friction torque on each wheel (``wheel.prepare_wheel``:
-  ``resist_torque_nm``), not as a force on the ground: a driven wheel pays its resistance out of the
-  engine's torque, a free-rolling wheel (the front ones in Turf and 2WD) out of a braking tyre force,
-  at most its F_max (beyond it the wheel locks and skids, as the front wheels do on snow in 2WD);
-- traction of the driven wheels: the friction circle ``tyre.saturation`` at the spring demand cap
-  ``tyre.DEFLECTION_LIMIT`` x F_max (0.80 F_max on soil, 0.99 F_max on hard ground): what a spinning
-  tyre's spring delivers (its damper adds a little more at high slip speed, which this figure leaves out).
+- the motion resistance: on hard ground a friction torque on each wheel (``wheel.prepare_wheel``:
+  ``resist_torque_nm``): a driven wheel pays it out of the engine's torque, a free-rolling wheel (the front
+  ones in Turf and 2WD) out of a braking tyre force, at most its F_max (beyond it the wheel locks and
+  skids); on soil a force at the contact (``wheel.soil_contact``, ``chassis.soil_resistance_impulses``,
+  Wong's drawbar pull = thrust - R_c - R_h): every wheel's resistance is subtracted from the thrust
+  whatever drives it, and the engine pays only the thrust;
+- traction of the driven wheels, what a wheel spinning in a stall delivers: on hard ground the friction
+  circle ``tyre.saturation`` at the spring demand cap ``tyre.DEFLECTION_LIMIT`` x F_max (0.99 F_max; its
+  damper adds a little more at high slip speed, which this figure leaves out); on soil Janosi-Hanamoto's
+  thrust at full slip (``soil.janosi_thrust`` at i = 1, the curve the tyre follows up to there).
   Driven wheels: the rear two in Turf and 2WD
   (on uniform ground the open rear differential of Turf pulls as the locked one), all four in AWD (the
   front demand drive engages as soon as the rear wheels slip, as they do in a stall);
@@ -64,9 +68,8 @@ from acres_gym.constants import (
 )
 from acres_gym.model.cvt import clutch_forward_capacity, gear_ratios
 from acres_gym.model.engine import engine_curves
-from acres_gym.model.soil import max_shear_force, tyre_on_soil
-from acres_gym.model.tyre import DEFLECTION_LIMIT, SHAPE_JANOSI, SHAPE_TANH, saturation, wet_friction
-from acres_gym.model.wheel import SOIL_FRICTION_CAP
+from acres_gym.model.soil import effective_shear_modulus, janosi_thrust, tyre_on_soil, tyre_shear_limit
+from acres_gym.model.tyre import DEFLECTION_LIMIT, SHAPE_TANH, saturation, wet_friction
 
 RANGES = {"H": GEAR_HIGH, "L": GEAR_LOW}
 DRIVE_MODES = {DRIVE_MODE_NAMES[m]: m for m in (DRIVE_TURF, DRIVE_TWO_WHEEL, DRIVE_ALL_WHEEL)}
@@ -106,18 +109,24 @@ def engine_force_n(p, gear):
 
 @njit(cache=True)
 def _wheel(p, i, row, wetness, load):
-    """(F_max, motion resistance, compaction) of wheel ``i`` under ``load`` on surface ``row``."""
+    """(F_max, traction of the wheel spinning in a stall, motion resistance, compaction) of wheel ``i`` under
+    ``load`` on surface ``row``."""
     if row.is_soil != 0:
         width = p.tyre_width_m[i]
         _z, length, compaction, hysteresis, _e = tyre_on_soil(
             load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
             p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, row.soil_n, row.soil_kc,
             row.soil_kphi)
-        f_max = max_shear_force(load, width * length, length, row.soil_cohesion_pa,
-                                row.soil_friction_deg * math.pi / 180.0, p.tyre_lug_area_share, p.tyre_lug_height_m)
-        return min(f_max, SOIL_FRICTION_CAP * load), compaction + hysteresis, compaction
+        f_max = tyre_shear_limit(load, width * length, length, row.soil_cohesion_pa,
+                                 row.soil_friction_deg * math.pi / 180.0, p.tyre_lug_area_share,
+                                 p.tyre_lug_height_m)
+        k_eff = effective_shear_modulus(row.soil_shear_modulus_m, p.tyre_shear_compliance_m)
+        spinning, _d = janosi_thrust(1.0, f_max, length, k_eff)
+        return f_max, spinning, compaction + hysteresis, compaction
     mu = wet_friction(row.mu_dry, row.mu_wet, wetness, row.film_loss, row.film_speed_mps, 0.0)
-    return mu * load, p.rolling_resistance * row.rolling_resistance_scale * load, 0.0
+    f_max = mu * load
+    spinning, _dg = saturation(DEFLECTION_LIMIT * f_max, f_max, SHAPE_TANH)
+    return f_max, spinning, p.rolling_resistance * row.rolling_resistance_scale * load, 0.0
 
 
 @njit(cache=True)
@@ -138,7 +147,7 @@ def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode, in_rut=True):
     front_right = 0.0
     for i in range(4):
         load = max(p.static_load_n[i] * c + (transfer if i >= 2 else -transfer), 0.0)
-        f_max, r, compaction = _wheel(p, i, row, wetness, load)
+        f_max, spinning, r, compaction = _wheel(p, i, row, wetness, load)
         if i == 0:
             front_left = compaction
         elif i == 1:
@@ -146,12 +155,48 @@ def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode, in_rut=True):
         elif in_rut:  # the rear wheel runs in the front wheel's rut: it compacts only from there (wheel.soil_contact)
             r -= min(compaction, front_left if i == 2 else front_right)
         if i >= 2 or drive_mode == DRIVE_ALL_WHEEL:
-            g, _dg = saturation(DEFLECTION_LIMIT * f_max, f_max, SHAPE_JANOSI if row.is_soil != 0 else SHAPE_TANH)
-            traction += g
+            traction += spinning
             driven_resistance += r
-        else:  # a wheel whose resistance the tyre cannot overcome locks and skids at F_max
+        elif row.is_soil != 0:
+            free_resistance += r
+        else:  # a wheel whose rolling resistance the tyre cannot overcome locks and skids at F_max
             free_resistance += min(r, f_max)
+    if row.is_soil != 0:  # the resistance acts at the contacts, not through the wheels' torque
+        return min(traction, engine_force_n(p, gear)) - driven_resistance - free_resistance - weight * s
     return min(traction, engine_force_n(p, gear) - driven_resistance) - free_resistance - weight * s
+
+
+@njit(cache=True)
+def level_pull_n(p, row, slip, in_rut=True):
+    """Drawbar pull of the whole vehicle on level soil with all four wheels at slip ``slip``, N: the sum over
+    the wheels at their static loads of Wong's DP = F(i) - R_c - R_h (``soil.janosi_thrust`` of
+    ``soil.tyre_shear_limit``, ``soil.tyre_on_soil``), the rear wheels' compaction less the front's when
+    ``in_rut`` (``wheel.soil_contact``'s multi-pass rule). Soil rows only (0 on hard ground)."""
+    if row.is_soil == 0:
+        return 0.0
+    total = 0.0
+    front_left = 0.0
+    front_right = 0.0
+    for i in range(4):
+        load = p.static_load_n[i]
+        width = p.tyre_width_m[i]
+        _z, length, compaction, hysteresis, _e = tyre_on_soil(
+            load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
+            p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, row.soil_n, row.soil_kc,
+            row.soil_kphi)
+        f_max = tyre_shear_limit(load, width * length, length, row.soil_cohesion_pa,
+                                 row.soil_friction_deg * math.pi / 180.0, p.tyre_lug_area_share,
+                                 p.tyre_lug_height_m)
+        thrust, _d = janosi_thrust(slip, f_max, length,
+                                   effective_shear_modulus(row.soil_shear_modulus_m, p.tyre_shear_compliance_m))
+        if i == 0:
+            front_left = compaction
+        elif i == 1:
+            front_right = compaction
+        elif in_rut:
+            compaction = max(0.0, compaction - (front_left if i == 2 else front_right))
+        total += thrust - compaction - hysteresis
+    return total
 
 
 @njit(cache=True)
