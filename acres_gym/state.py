@@ -40,6 +40,8 @@ CHASSIS_SPEC = _spec("chassis", [
     ("diverged_reason", i8, (), "enum", 0, "constants.DIVERGED_*: non-finite, speed, below ground"),
     ("tyre_bottomed", b1, (), "bool", 0, "a tyre deflected beyond its section height since the reset (a rim "
      "strike; the tyre force is extrapolated there): an event, the vehicle drives on"),
+    ("high_centred", b1, (), "bool", 0, "the underbody rests on the ground this tick (model/underbody.py)"),
+    ("underbody_load_n", f8, (), "N", 0, "normal force of the ground on the underbody"),
 ])
 
 WHEEL_SPEC = _spec("wheel", [
@@ -171,6 +173,10 @@ SCRATCH_SPEC = _spec("wheel", [
      "hysteresis; the chassis step applies it, set-valued at rest)"),
 ]) + _spec("chassis", [
     ("force_world_n", f8, (3,), "N", 0, ""),
+    ("underbody_point_load_n", f8, (4,), "N", 0, "normal force at each underbody point (model/underbody.py)"),
+    ("underbody_arm_m", f8, (4, 3), "m", 0, "underbody point less the CG, world frame"),
+    ("underbody_normal", f8, (4, 3), "1", 0, "ground normal under each underbody point, world frame"),
+    ("underbody_impulse_n_s", f8, (4, 2), "N s", 0, "friction impulse of each underbody point this tick"),
     ("torque_body_nm", f8, (3,), "N m", 0, ""),
     ("chassis_work_j", f8, (), "J", 0, "work of the tyre forces on the chassis this tick (for the ledger)"),
 ])

@@ -112,7 +112,7 @@ def navigation_row(info: Mapping[str, Any], i: int) -> dict[str, float]:
     """The navigation task's figures of vehicle ``i`` at its episode's end (empty for the path tasks):
     ``success`` (1 when the goal was reached), ``time_to_goal_s`` (NaN when not reached), ``no_go``,
     ``stuck``, ``ground_cause`` (why it ended short of the goal outside no-go areas: 1 soil, 2 grade,
-    3 other) and the remaining ``goal_distance_m``."""
+    3 other, 4 high-centred) and the remaining ``goal_distance_m``."""
     if "goal_reached" not in info:
         return {}
     success = bool(info["goal_reached"][i])

@@ -1,6 +1,6 @@
 """Wong's contact on soil inside the vehicle: a wheel's net pull is its shear thrust at the slip less its
 motion resistance, a force at the contact that acts as friction at rest (``model/wheel.py: soil_contact``,
-``model/chassis.py: soil_resistance_impulses``)."""
+``model/chassis.py: contact_impulses``)."""
 
 import json
 

@@ -1,10 +1,11 @@
 """The 6-DOF chassis: a rigid body with the finalised mass properties, driven by the four contact
 forces (normal load along the ground normal, tyre forces in the ground plane, applied at the contact
-points), gravity and aerodynamic drag -1/2 rho CdA |v| v (still air).
+points), the soil's motion resistance at the contacts, the underbody where it rests on the ground
+(``model/underbody.py``), gravity and aerodynamic drag -1/2 rho CdA |v| v (still air).
 
 Semi-implicit Euler: velocities first (Euler's equations in the body frame with the principal inertias
 Ixx, Iyy, Izz about the CG; products of inertia are not modelled), then the soil's motion resistance at
-the contacts as impulses (``soil_resistance_impulses``), then position and the exact rotation by the new
+the contacts and the underbody's friction as impulses (``contact_impulses``), then position and the exact rotation by the new
 body rate. Afterwards the chassis side of the ledger (seed ``AccountChassis``): the tyre forces'
 work at the mid-tick contact velocities, the suspension's, and the drag's.
 """
@@ -69,60 +70,94 @@ def contact_force(s, w, i):
             fx * tx[0] + fy * ty[0], fx * tx[1] + fy * ty[1], fx * tx[2] + fy * ty[2])
 
 
-SOIL_RESISTANCE_SWEEPS = 4  # Gauss-Seidel sweeps over the wheels of the contact-resistance impulses
+CONTACT_SWEEPS = 4  # Gauss-Seidel sweeps of the contact friction impulses (soil resistance, underbody)
 
 
 @njit(cache=True)
-def _contact_arm(q, s, w, i, px, py, pz):
-    """Heading t of contact i (world), the body-frame r x t of its lever arm about the CG."""
-    tx, ty, tz = w.tyre_dir_x[i, 0], w.tyre_dir_x[i, 1], w.tyre_dir_x[i, 2]
-    ax, ay, az = cross(s.contact_point_m[i, 0] - px, s.contact_point_m[i, 1] - py, s.contact_point_m[i, 2] - pz,
-                       tx, ty, tz)
-    bx, by, bz = rotate_inverse(q, ax, ay, az)
-    return tx, ty, tz, bx, by, bz
+def _friction_row(q, m, ix, iy, iz, tx, ty, tz, rx, ry, rz, held, cap, v1x, v1y, v1z, w1x, w1y, w1z):
+    """One projected Gauss-Seidel row: the impulse P along the world direction t at the world arm r (from
+    the CG) that stops the point's velocity along t, accumulated with ``held`` and clamped to [-cap, cap].
+    The point's speed along t is u = t . v1 + w1 . a (a = r x t in the body frame) and changes by
+    P (1/m + sum_k a_k^2 / I_k). Returns (accumulated impulse, v1, w1)."""
+    cx, cy, cz = cross(rx, ry, rz, tx, ty, tz)
+    ax, ay, az = rotate_inverse(q, cx, cy, cz)
+    u = tx * v1x + ty * v1y + tz * v1z + w1x * ax + w1y * ay + w1z * az
+    inv_mass = 1.0 / m + ax * ax / ix + ay * ay / iy + az * az / iz
+    new = min(max(held - u / inv_mass, -cap), cap)
+    dp = new - held
+    return (new, v1x + dp * tx / m, v1y + dp * ty / m, v1z + dp * tz / m,
+            w1x + dp * ax / ix, w1y + dp * ay / iy, w1z + dp * az / iz)
 
 
 @njit(cache=True)
-def soil_resistance_impulses(dt, p, s, w, px, py, pz, v1x, v1y, v1z, w1x, w1y, w1z):
-    """The soil's motion resistance at the contacts (Wong: drawbar pull = thrust - R_c - R_h), applied as a
-    Coulomb friction along each wheel's heading with capacity R_i = ``w.soil_resistance_n[i]``.
+def _underbody_tangents(w, j):
+    """Two unit directions in the ground plane under underbody point j: the body's heading projected, and
+    the normal x that."""
+    nx, ny, nz = w.underbody_normal[j, 0], w.underbody_normal[j, 1], w.underbody_normal[j, 2]
+    # any direction across the normal serves: world x projected, or world y where the normal is along x
+    ex, ey, ez = (1.0, 0.0, 0.0) if abs(nx) < 0.9 else (0.0, 1.0, 0.0)
+    d = ex * nx + ey * ny + ez * nz
+    ax, ay, az = ex - d * nx, ey - d * ny, ez - d * nz
+    norm = math.sqrt(ax * ax + ay * ay + az * az)
+    ax, ay, az = ax / norm, ay / norm, az / norm
+    bx, by, bz = cross(nx, ny, nz, ax, ay, az)
+    return ax, ay, az, bx, by, bz
 
-    Moving, the contact feels -R_i sgn(u_i); at rest the force is set-valued in [-R_i, R_i] and takes what
-    holds the contact still, never more: it never pushes a parked vehicle. Solved on the end-of-tick
-    velocities (v1, body rate w1) by projected Gauss-Seidel over the wheels (``SOIL_RESISTANCE_SWEEPS``):
-    the contact's heading speed u_i = t_i . v1 + w1 . a_i (a_i = r_i x t_i in the body frame) changes by
-    P m_i^-1 for an impulse P along t_i, with m_i^-1 = 1/m + sum_k a_ik^2 / I_k; each wheel's accumulated
-    impulse is clamped to [-R_i dt, R_i dt]. Writes the force (P / dt, + forward) to
-    ``s.contact_resistance_n`` and returns the new (v1, w1).
+
+@njit(cache=True)
+def contact_impulses(dt, p, s, w, px, py, pz, v1x, v1y, v1z, w1x, w1y, w1z):
+    """The contacts' Coulomb friction on the end-of-tick velocities (v1, body rate w1), by projected
+    Gauss-Seidel (``CONTACT_SWEEPS``, ``_friction_row``):
+
+    * the soil's motion resistance (Wong: drawbar pull = thrust - R_c - R_h) along each wheel's heading,
+      capacity R_i = ``w.soil_resistance_n[i]``: -R_i sgn(u_i) while the contact moves, set-valued in
+      [-R_i, R_i] at rest, taking what holds the contact still and never more, so it never pushes a parked
+      vehicle; the force (P / dt, + forward) goes to ``s.contact_resistance_n``;
+    * the underbody's friction (``model/underbody.py``) in the ground plane under each point resting on the
+      ground, capacity ``underbody_friction`` x its normal force along each of two directions.
+
+    Returns the new (v1, w1).
     """
     m = p.mass_kg
     ix, iy, iz = p.ixx_kg_m2, p.iyy_kg_m2, p.izz_kg_m2
     q = s.orientation_wxyz
     for i in range(4):
         s.contact_resistance_n[i] = 0.0
-    for _sweep in range(SOIL_RESISTANCE_SWEEPS):
+        w.underbody_impulse_n_s[i, 0] = 0.0
+        w.underbody_impulse_n_s[i, 1] = 0.0
+    for _sweep in range(CONTACT_SWEEPS):
         for i in range(4):
             cap = w.soil_resistance_n[i] * dt
+            if cap <= 0.0 or not s.in_contact[i]:
+                continue
+            held, v1x, v1y, v1z, w1x, w1y, w1z = _friction_row(
+                q, m, ix, iy, iz, w.tyre_dir_x[i, 0], w.tyre_dir_x[i, 1], w.tyre_dir_x[i, 2],
+                s.contact_point_m[i, 0] - px, s.contact_point_m[i, 1] - py, s.contact_point_m[i, 2] - pz,
+                s.contact_resistance_n[i] * dt, cap, v1x, v1y, v1z, w1x, w1y, w1z)
+            s.contact_resistance_n[i] = held / dt
+        for j in range(4):
+            cap = p.underbody_friction * w.underbody_point_load_n[j] * dt
             if cap <= 0.0:
                 continue
-            tx, ty, tz, ax, ay, az = _contact_arm(q, s, w, i, px, py, pz)
-            u = tx * v1x + ty * v1y + tz * v1z + w1x * ax + w1y * ay + w1z * az
-            inv_mass = 1.0 / m + ax * ax / ix + ay * ay / iy + az * az / iz
-            held = s.contact_resistance_n[i] * dt
-            new = min(max(held - u / inv_mass, -cap), cap)
-            dp = new - held
-            s.contact_resistance_n[i] = new / dt
-            v1x += dp * tx / m
-            v1y += dp * ty / m
-            v1z += dp * tz / m
-            w1x += dp * ax / ix
-            w1y += dp * ay / iy
-            w1z += dp * az / iz
+            ax, ay, az, bx, by, bz = _underbody_tangents(w, j)
+            rx, ry, rz = w.underbody_arm_m[j, 0], w.underbody_arm_m[j, 1], w.underbody_arm_m[j, 2]
+            held, v1x, v1y, v1z, w1x, w1y, w1z = _friction_row(
+                q, m, ix, iy, iz, ax, ay, az, rx, ry, rz, w.underbody_impulse_n_s[j, 0], cap,
+                v1x, v1y, v1z, w1x, w1y, w1z)
+            w.underbody_impulse_n_s[j, 0] = held
+            held, v1x, v1y, v1z, w1x, w1y, w1z = _friction_row(
+                q, m, ix, iy, iz, bx, by, bz, rx, ry, rz, w.underbody_impulse_n_s[j, 1], cap,
+                v1x, v1y, v1z, w1x, w1y, w1z)
+            w.underbody_impulse_n_s[j, 1] = held
     return v1x, v1y, v1z, w1x, w1y, w1z
 
 
 @njit(cache=True)
-def _has_soil_resistance(s, w):
+def _has_friction_contacts(s, w):
+    """Whether a soil resistance or the underbody acts this tick (else the chassis step is the hard-ground
+    one, bit for bit)."""
+    if s.high_centred:
+        return True
     for i in range(4):
         if s.in_contact[i] and w.soil_resistance_n[i] > 0.0:
             return True
@@ -153,6 +188,19 @@ def step_chassis(dt, p, s, w, wheel_contact_power_w, elastic_before_j):
         tqx += ax
         tqy += ay
         tqz += az
+    if s.high_centred:
+        for j in range(4):
+            load = w.underbody_point_load_n[j]
+            if load <= 0.0:
+                continue
+            cx, cy, cz = load * w.underbody_normal[j, 0], load * w.underbody_normal[j, 1], load * w.underbody_normal[j, 2]
+            ax, ay, az = cross(w.underbody_arm_m[j, 0], w.underbody_arm_m[j, 1], w.underbody_arm_m[j, 2], cx, cy, cz)
+            fx += cx
+            fy += cy
+            fz += cz
+            tqx += ax
+            tqy += ay
+            tqz += az
     speed = math.sqrt(vx * vx + vy * vy + vz * vz)
     drag = 0.5 * p.air_density_kg_m3 * p.drag_area_m2 * speed
     fx -= drag * vx
@@ -176,10 +224,9 @@ def step_chassis(dt, p, s, w, wheel_contact_power_w, elastic_before_j):
     v1x = vx + dt * fx / m
     v1y = vy + dt * fy / m
     v1z = vz + dt * fz / m
-    soil = _has_soil_resistance(s, w)
+    soil = _has_friction_contacts(s, w)
     if soil:
-        u1x, u1y, u1z, r1x, r1y, r1z = soil_resistance_impulses(dt, p, s, w, px, py, pz, v1x, v1y, v1z,
-                                                                w1x, w1y, w1z)
+        u1x, u1y, u1z, r1x, r1y, r1z = contact_impulses(dt, p, s, w, px, py, pz, v1x, v1y, v1z, w1x, w1y, w1z)
         w.force_world_n[0] += m * (u1x - v1x) / dt
         w.force_world_n[1] += m * (u1y - v1y) / dt
         w.force_world_n[2] += m * (u1z - v1z) / dt
@@ -210,6 +257,19 @@ def step_chassis(dt, p, s, w, wheel_contact_power_w, elastic_before_j):
         if soil:  # the resistance's work is the soil's heat
             r = s.contact_resistance_n[i]
             s.e_soil_j -= r * (w.tyre_dir_x[i, 0] * ux + w.tyre_dir_x[i, 1] * uy + w.tyre_dir_x[i, 2] * uz) * dt
+    if s.high_centred:  # the underbody's normal and friction work: soil (or ground) deformation
+        for j in range(4):
+            load = w.underbody_point_load_n[j]
+            if load <= 0.0:
+                continue
+            rx, ry, rz = w.underbody_arm_m[j, 0], w.underbody_arm_m[j, 1], w.underbody_arm_m[j, 2]
+            ox, oy, oz = cross(mwx, mwy, mwz, rx, ry, rz)
+            ux, uy, uz = mvx + ox, mvy + oy, mvz + oz
+            ax, ay, az, bx, by, bz = _underbody_tangents(w, j)
+            pa, pb = w.underbody_impulse_n_s[j, 0], w.underbody_impulse_n_s[j, 1]
+            s.e_soil_j -= (load * dt * (w.underbody_normal[j, 0] * ux + w.underbody_normal[j, 1] * uy
+                                        + w.underbody_normal[j, 2] * uz)
+                           + pa * (ax * ux + ay * uy + az * uz) + pb * (bx * ux + by * uy + bz * uz))
     w.chassis_work_j = tyre_work
     s.e_tyre_slip_j += wheel_contact_power_w * dt - tyre_work
     elastic_now = 0.0

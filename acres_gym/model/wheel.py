@@ -9,6 +9,13 @@ wheel's linearised spin model T_shaft(omega) = a + b omega + f sgn(omega) that t
 (``acres_gym.model.driveline``).
 
 ``settle_wheel``: with the end-of-tick spin known, the tyre deflections and forces of the tick.
+
+Sinkage on soil is bounded by the wheel: at most the tyre radius, where the hub reaches the soil's surface
+(Bekker's rigid-wheel forms are extrapolations well before that, ``acres_gym.model.soil``). A bound at the
+section height (the rim at the surface) would stop the wheel short of the 0.33 m ground clearance, so a
+vehicle could never rest its underbody on deep snow, where the wheels, rims and all, sink in; with the
+wheel's radius as the bound the underbody meets the soil first on every soil that sinks that far
+(``acres_gym.model.underbody``: high-centring).
 """
 
 import math
@@ -83,7 +90,7 @@ def soil_contact(dt, i, p, s, row, load, v_long):
     (Theory of Ground Vehicles, ch. 2): the resistance is a horizontal force of the soil on the wheel at
     the contact, not a torque the engine could pay. The wheel returns its capacity; ``step_chassis``
     applies it at the contact against the contact's travel, set-valued at rest (``model/chassis.py``:
-    ``soil_resistance_impulses``), so it never pushes a parked vehicle. The carcass hysteresis goes there
+    ``contact_impulses``), so it never pushes a parked vehicle. The carcass hysteresis goes there
     too, so that a wheel's net pull is the soil module's ``drawbar_pull``.
 
     Multi-pass: a rear wheel running forward in the rut of the front wheel on its side compacts the soil
@@ -101,6 +108,7 @@ def soil_contact(dt, i, p, s, row, load, v_long):
         front = i - 2
         if s.in_contact[front] and s.surface_id[front] == s.surface_id[i]:
             compaction = max(0.0, compaction - s.soil_compaction_n[front])
+    sinkage = min(sinkage, p.tyre_radius_m)  # the wheel's own size bounds its rut (module docstring)
     s.sinkage_m[i] = _relax_sinkage(dt, s.sinkage_m[i], sinkage, v_long, p.tyre_radius_m)
     friction_rad = row.soil_friction_deg * math.pi / 180.0
     f_max = tyre_shear_limit(load, width * length, length, row.soil_cohesion_pa, friction_rad,

@@ -22,7 +22,7 @@ of a formula:
 - the motion resistance: on hard ground a friction torque on each wheel (``wheel.prepare_wheel``:
   ``resist_torque_nm``): a driven wheel pays it out of the engine's torque, a free-rolling wheel (the front
   ones in Turf and 2WD) out of a braking tyre force, at most its F_max (beyond it the wheel locks and
-  skids); on soil a force at the contact (``wheel.soil_contact``, ``chassis.soil_resistance_impulses``,
+  skids); on soil a force at the contact (``wheel.soil_contact``, ``chassis.contact_impulses``,
   Wong's drawbar pull = thrust - R_c - R_h): every wheel's resistance is subtracted from the thrust
   whatever drives it, and the engine pays only the thrust;
 - traction of the driven wheels, what a wheel spinning in a stall delivers: on hard ground the friction
