@@ -95,3 +95,55 @@ def test_contact_resistance_opposes_travel_with_its_full_capacity_when_moving():
     np.testing.assert_allclose(-s.contact_resistance_n, s.motion_resistance_n, rtol=1e-12)
     weight = sim.params.mass_kg[0] * STANDARD_GRAVITY_MPS2
     assert 0.05 < s.motion_resistance_n.sum() / weight < 0.3
+
+
+WET_SETS = {"sandy_loam": "sandy_loam_lll_wet", "clayey_soil": "clayey_soil_wet", "heavy_clay": "heavy_clay_wet",
+            "lean_clay": "lean_clay_wet"}  # Wong's Table 2.3: the same soil at two moisture contents
+
+
+def test_the_library_names_each_wet_set_with_its_moisture():
+    library = json.loads(config_path("soils.json").read_text())["soils"]
+    named = {name: entry["wet"]["value"] for name, entry in library.items() if "wet" in entry}
+    assert named == WET_SETS
+    for dry, wet in WET_SETS.items():
+        assert library[wet]["moisture"]["value"] > library[dry]["moisture"]["value"]
+        assert "Table 2.3" in library[dry]["wet"]["source"]
+        row = surface_row(dry)
+        wet_row = surface_row(wet)
+        for f in ("n", "kc", "kphi", "cohesion_pa", "friction_deg", "shear_modulus_m"):
+            assert row[f"soil_wet_{f}"] == wet_row[f"soil_{f}"]
+
+
+@pytest.mark.parametrize("soil", sorted(WET_SETS))
+def test_wetness_moves_a_soil_to_its_wet_measurement(soil):
+    """The rig at wetness 0 pulls what the soil's own (dry) parameters give, at wetness 1 what its wet
+    measurement's give: different figures, each Wong's for its cited set."""
+    dry = scenarios.soil_wheel_rig(soil, 0.2, wetness=0.0)
+    wet = scenarios.soil_wheel_rig(soil, 0.2, wetness=1.0)
+    wet_soil = scenarios.soil_wheel_rig(WET_SETS[soil], 0.2, wetness=0.0)
+    assert abs(dry["pull_over_load"] - wet["pull_over_load"]) > 0.05, (dry, wet)
+    assert abs(wet["pull_over_load"] - wet_soil["pull_over_load"]) < 0.01
+    assert abs(wet["model_over_load"] - wet_soil["model_over_load"]) < 0.01
+    for r in (dry, wet):
+        assert abs(r["pull_over_load"] - r["model_over_load"]) < 0.05
+    half = scenarios.soil_drawbar_pull(soil, 0.2, wetness=0.5)["pull_over_load"]
+    ends = sorted(scenarios.soil_drawbar_pull(soil, 0.2, wetness=w)["pull_over_load"] for w in (0.0, 1.0))
+    assert ends[0] - 0.05 <= half <= ends[1] + 0.05
+
+
+def test_a_soil_without_a_wet_measurement_ignores_wetness():
+    a = scenarios.soil_wheel_rig("dry_sand", 0.2, wetness=0.0)
+    b = scenarios.soil_wheel_rig("dry_sand", 0.2, wetness=1.0)
+    assert a["pull_over_load"] == b["pull_over_load"]
+
+
+def test_soil_at_wetness_ends_are_the_two_sets_exactly():
+    from acres_gym.model.soil import soil_at_wetness
+    row = surface_row("sandy_loam")
+    wet = surface_row("sandy_loam_lll_wet")
+    fields = ("n", "kc", "kphi", "cohesion_pa", "friction_deg", "shear_modulus_m")
+    assert soil_at_wetness(row, 0.0) == tuple(row[f"soil_{f}"] for f in fields)
+    np.testing.assert_allclose(soil_at_wetness(row, 1.0), [wet[f"soil_{f}"] for f in fields], rtol=1e-12)
+    mid = soil_at_wetness(row, 0.5)
+    assert mid[2] == pytest.approx(np.sqrt(row.soil_kphi * wet.soil_kphi))  # k_phi geometric
+    assert mid[0] == pytest.approx(0.5 * (row.soil_n + wet.soil_n))  # n linear

@@ -58,6 +58,34 @@ MIN_SHEAR_MODULUS_M = 1e-6  # floor on K_eff, m: K = 0 would be a rigid-plastic 
 
 
 @njit(cache=True)
+def _between(dry, wet, wetness, geometric):
+    if geometric and dry > 0.0 and wet > 0.0:
+        return dry * (wet / dry) ** wetness
+    return dry + wetness * (wet - dry)
+
+
+@njit(cache=True)
+def soil_at_wetness(row, wetness):
+    """The soil of surface-table ``row`` at a cell's ``wetness`` (0..1): (n, k_c, k_phi, c, phi deg, K).
+
+    Wetness 0 is the soil's own set (its measurement, Wong's Table 2.3 at that moisture content), 1 its wet
+    set (the same soil measured at a higher moisture content, ``soil_wet_*``; the own set when the library has
+    none). Between them the moisture content is taken linear in wetness and each parameter interpolated: n, phi
+    and K linearly; k_c, k_phi and c, which change by up to two orders of magnitude between the two
+    measurements, geometrically (linear in their logarithm). At wetness 0 the own set, exactly."""
+    if wetness <= 0.0:
+        return (row.soil_n, row.soil_kc, row.soil_kphi, row.soil_cohesion_pa, row.soil_friction_deg,
+                row.soil_shear_modulus_m)
+    w = min(wetness, 1.0)
+    return (_between(row.soil_n, row.soil_wet_n, w, False),
+            _between(row.soil_kc, row.soil_wet_kc, w, True),
+            _between(row.soil_kphi, row.soil_wet_kphi, w, True),
+            _between(row.soil_cohesion_pa, row.soil_wet_cohesion_pa, w, True),
+            _between(row.soil_friction_deg, row.soil_wet_friction_deg, w, False),
+            _between(row.soil_shear_modulus_m, row.soil_wet_shear_modulus_m, w, False))
+
+
+@njit(cache=True)
 def pressure_sinkage_modulus(kc, kphi, width_m):
     """Bekker's modulus of a plate of width b: k_eq = k_c / b + k_phi, N/m^(n+2) (p = k_eq z^n)."""
     return kc / width_m + kphi

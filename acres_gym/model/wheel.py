@@ -25,7 +25,7 @@ from numba import njit
 from acres_gym.constants import STANDARD_GRAVITY_MPS2
 from acres_gym.model.brakes import brake_torque_nm
 from acres_gym.model.curves import slip
-from acres_gym.model.soil import effective_shear_modulus, tyre_on_soil, tyre_shear_limit
+from acres_gym.model.soil import effective_shear_modulus, soil_at_wetness, tyre_on_soil, tyre_shear_limit
 from acres_gym.model.suspension import MIN_AXIS_COS, elastic_energy, probe_ground, spring_equilibrium
 from acres_gym.model.tyre import (
     DEFLECTION_LIMIT,
@@ -82,7 +82,7 @@ def _relax_sinkage(dt, sinkage_m, target_m, speed_mps, radius_m):
 
 
 @njit(cache=True)
-def soil_contact(dt, i, p, s, row, load, v_long):
+def soil_contact(dt, i, p, s, row, wetness, load, v_long):
     """Wong's tyre on soil for wheel i (``acres_gym.model.soil``): sinkage, friction-circle radius,
     equivalent slip stiffness and the motion resistance (compaction and carcass hysteresis).
 
@@ -96,13 +96,14 @@ def soil_contact(dt, i, p, s, row, load, v_long):
     Multi-pass: a rear wheel running forward in the rut of the front wheel on its side compacts the soil
     only from the front's sinkage to its own, so its compaction resistance is R_c(rear) - R_c(front)
     (the compaction work per metre is b integral p dz), never below zero.
+    The soil is the row's at the cell's ``wetness`` (``soil.soil_at_wetness``).
     Returns (F_max, slip stiffness per load, contact resistance N).
     """
     width = p.tyre_width_m[i]
+    n, kc, kphi, cohesion, friction_deg, shear_modulus = soil_at_wetness(row, wetness)
     sinkage, length, compaction, hysteresis, _elastic = tyre_on_soil(
         load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
-        p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, row.soil_n, row.soil_kc,
-        row.soil_kphi)
+        p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, n, kc, kphi)
     s.soil_compaction_n[i] = compaction
     if i >= 2 and v_long > 0.0:
         front = i - 2
@@ -110,10 +111,10 @@ def soil_contact(dt, i, p, s, row, load, v_long):
             compaction = max(0.0, compaction - s.soil_compaction_n[front])
     sinkage = min(sinkage, p.tyre_radius_m)  # the wheel's own size bounds its rut (module docstring)
     s.sinkage_m[i] = _relax_sinkage(dt, s.sinkage_m[i], sinkage, v_long, p.tyre_radius_m)
-    friction_rad = row.soil_friction_deg * math.pi / 180.0
-    f_max = tyre_shear_limit(load, width * length, length, row.soil_cohesion_pa, friction_rad,
-                             p.tyre_lug_area_share, p.tyre_lug_height_m)
-    k_eff = effective_shear_modulus(row.soil_shear_modulus_m, p.tyre_shear_compliance_m)
+    friction_rad = friction_deg * math.pi / 180.0
+    f_max = tyre_shear_limit(load, width * length, length, cohesion, friction_rad, p.tyre_lug_area_share,
+                             p.tyre_lug_height_m)
+    k_eff = effective_shear_modulus(shear_modulus, p.tyre_shear_compliance_m)
     # initial slope of the Janosi curve, F_max l / (2 K), is the slip stiffness C_kappa N
     slip_stiffness = f_max * length / (2.0 * k_eff) / max(load, 1e-9)
     s.gross_thrust_n[i] = 0.0
@@ -256,7 +257,7 @@ def prepare_wheel(dt, i, p, s, w, ground, surfaces):
     s.surface_wetness[i] = wet
     sliding = math.sqrt((omega0 * radius - v_long) ** 2 + v_lat * v_lat)
     if row.is_soil != 0:
-        f_max, slip_stiffness, soil_resistance = soil_contact(dt, i, p, s, row, load, v_long)
+        f_max, slip_stiffness, soil_resistance = soil_contact(dt, i, p, s, row, wet, load, v_long)
         shape = SHAPE_JANOSI
         resistance = soil_resistance
         torque_resistance = 0.0  # at the contact instead (soil_contact)

@@ -14,7 +14,8 @@ of a formula:
 
 - wheel loads: the finalised static loads ``static_load_n`` times cos(theta), plus the grade's load
   transfer m g sin(theta) h / L from the front to the rear axle;
-- on soil (``row.is_soil``): Wong's tyre (``soil.tyre_on_soil``) for sinkage, contact length, compaction
+- on soil (``row.is_soil``): the soil at the wetness (``soil.soil_at_wetness``), Wong's tyre
+  (``soil.tyre_on_soil``) for sinkage, contact length, compaction
   and hysteresis resistance; the shear plateau ``soil.tyre_shear_limit`` as in ``wheel.soil_contact``; the rear wheels' compaction less the front's (the multi-pass rule
   of ``wheel.soil_contact``: a rear wheel in the front wheel's rut);
 - on hard ground: ``tyre.wet_friction`` at zero sliding speed x load, rolling resistance
@@ -68,7 +69,13 @@ from acres_gym.constants import (
 )
 from acres_gym.model.cvt import clutch_forward_capacity, gear_ratios
 from acres_gym.model.engine import engine_curves
-from acres_gym.model.soil import effective_shear_modulus, janosi_thrust, tyre_on_soil, tyre_shear_limit
+from acres_gym.model.soil import (
+    effective_shear_modulus,
+    janosi_thrust,
+    soil_at_wetness,
+    tyre_on_soil,
+    tyre_shear_limit,
+)
 from acres_gym.model.tyre import DEFLECTION_LIMIT, SHAPE_TANH, saturation, wet_friction
 
 RANGES = {"H": GEAR_HIGH, "L": GEAR_LOW}
@@ -108,19 +115,25 @@ def engine_force_n(p, gear):
 
 
 @njit(cache=True)
+def _soil_wheel(p, i, row, wetness, load):
+    """Wheel ``i`` under ``load`` on soil ``row`` at ``wetness`` (``soil.soil_at_wetness``), as
+    ``wheel.soil_contact`` has it: (F_max, contact length, K_eff, compaction, hysteresis)."""
+    width = p.tyre_width_m[i]
+    n, kc, kphi, cohesion, friction_deg, shear_modulus = soil_at_wetness(row, wetness)
+    _z, length, compaction, hysteresis, _e = tyre_on_soil(
+        load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
+        p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, n, kc, kphi)
+    f_max = tyre_shear_limit(load, width * length, length, cohesion, friction_deg * math.pi / 180.0,
+                             p.tyre_lug_area_share, p.tyre_lug_height_m)
+    return f_max, length, effective_shear_modulus(shear_modulus, p.tyre_shear_compliance_m), compaction, hysteresis
+
+
+@njit(cache=True)
 def _wheel(p, i, row, wetness, load):
     """(F_max, traction of the wheel spinning in a stall, motion resistance, compaction) of wheel ``i`` under
     ``load`` on surface ``row``."""
     if row.is_soil != 0:
-        width = p.tyre_width_m[i]
-        _z, length, compaction, hysteresis, _e = tyre_on_soil(
-            load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
-            p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, row.soil_n, row.soil_kc,
-            row.soil_kphi)
-        f_max = tyre_shear_limit(load, width * length, length, row.soil_cohesion_pa,
-                                 row.soil_friction_deg * math.pi / 180.0, p.tyre_lug_area_share,
-                                 p.tyre_lug_height_m)
-        k_eff = effective_shear_modulus(row.soil_shear_modulus_m, p.tyre_shear_compliance_m)
+        f_max, length, k_eff, compaction, hysteresis = _soil_wheel(p, i, row, wetness, load)
         spinning, _d = janosi_thrust(1.0, f_max, length, k_eff)
         return f_max, spinning, compaction + hysteresis, compaction
     mu = wet_friction(row.mu_dry, row.mu_wet, wetness, row.film_loss, row.film_speed_mps, 0.0)
@@ -167,28 +180,20 @@ def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode, in_rut=True):
 
 
 @njit(cache=True)
-def level_pull_n(p, row, slip, in_rut=True):
+def level_pull_n(p, row, slip, wetness=0.0, in_rut=True):
     """Drawbar pull of the whole vehicle on level soil with all four wheels at slip ``slip``, N: the sum over
     the wheels at their static loads of Wong's DP = F(i) - R_c - R_h (``soil.janosi_thrust`` of
-    ``soil.tyre_shear_limit``, ``soil.tyre_on_soil``), the rear wheels' compaction less the front's when
-    ``in_rut`` (``wheel.soil_contact``'s multi-pass rule). Soil rows only (0 on hard ground)."""
+    ``soil.tyre_shear_limit``, ``soil.tyre_on_soil``) on the soil at ``wetness``, the rear wheels'
+    compaction less the front's when ``in_rut`` (``wheel.soil_contact``'s multi-pass rule). Soil rows only
+    (0 on hard ground)."""
     if row.is_soil == 0:
         return 0.0
     total = 0.0
     front_left = 0.0
     front_right = 0.0
     for i in range(4):
-        load = p.static_load_n[i]
-        width = p.tyre_width_m[i]
-        _z, length, compaction, hysteresis, _e = tyre_on_soil(
-            load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
-            p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, row.soil_n, row.soil_kc,
-            row.soil_kphi)
-        f_max = tyre_shear_limit(load, width * length, length, row.soil_cohesion_pa,
-                                 row.soil_friction_deg * math.pi / 180.0, p.tyre_lug_area_share,
-                                 p.tyre_lug_height_m)
-        thrust, _d = janosi_thrust(slip, f_max, length,
-                                   effective_shear_modulus(row.soil_shear_modulus_m, p.tyre_shear_compliance_m))
+        f_max, length, k_eff, compaction, hysteresis = _soil_wheel(p, i, row, wetness, p.static_load_n[i])
+        thrust, _d = janosi_thrust(slip, f_max, length, k_eff)
         if i == 0:
             front_left = compaction
         elif i == 1:
