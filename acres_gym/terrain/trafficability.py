@@ -18,7 +18,9 @@ of a formula:
   (``soil.tyre_on_soil``) for sinkage, contact length, compaction
   and hysteresis resistance; the shear plateau ``soil.tyre_shear_limit`` as in ``wheel.soil_contact``; the rear wheels' compaction less the front's (the multi-pass rule
   of ``wheel.soil_contact``: a rear wheel in the front wheel's rut);
-- on hard ground: ``tyre.wet_friction`` at zero sliding speed x load, rolling resistance
+- on hard ground: ``tyre.wet_friction`` x load, for a driven wheel at the sliding speed it spins at in a
+  stall (``stall_sliding_speed_mps``: the engine's power balance, the water film's loss included), for a
+  free-rolling one at zero, rolling resistance
   ``rolling_resistance`` x the surface's scale x load (as ``wheel.prepare_wheel``);
 - the motion resistance: on hard ground a friction torque on each wheel (``wheel.prepare_wheel``:
   ``resist_torque_nm``): a driven wheel pays it out of the engine's torque, a free-rolling wheel (the front
@@ -84,6 +86,7 @@ MARGINAL_SHARE = 0.02  # |margin| below this share of the weight: "marginal"
 GRADE_SEARCH = (-1.0, 2.0)  # grade_limit searches tan(theta) in this interval (-45 deg .. 63 deg)
 GRADE_ITERATIONS = 40
 CLUTCH_ITERATIONS = 60
+POWER_SPEEDS = 64  # engine speeds engine_power_w samples
 
 
 @njit(cache=True)
@@ -115,6 +118,51 @@ def engine_force_n(p, gear):
 
 
 @njit(cache=True)
+def engine_power_w(p):
+    """The engine's largest net wide-open-throttle power, W: ``engine.engine_curves`` less the accessories
+    times the engine speed, the best of ``POWER_SPEEDS`` speeds from idle to the rev limit."""
+    best = 0.0
+    for k in range(POWER_SPEEDS):
+        rpm = p.idle_rpm + (p.max_rpm - p.idle_rpm) * k / (POWER_SPEEDS - 1)
+        wot, _friction, _pumping = engine_curves(p, rpm)
+        best = max(best, (wot - p.accessory_nm) * rpm * RPM_TO_RAD_S)
+    return best
+
+
+@njit(cache=True)
+def range_top_speed_mps(p, gear):
+    """The fastest the wheels turn in ``gear`` (surface speed, m/s): the rev limit through the belt's overdrive
+    and the range's reduction, or the governed top speed if lower."""
+    reduction, _ring = gear_ratios(p, gear)
+    rev_limited = p.max_rpm * RPM_TO_RAD_S / (p.cvt_high_ratio * abs(reduction)) * p.tyre_radius_m
+    return min(rev_limited, p.top_speed_mps)
+
+
+@njit(cache=True)
+def stall_sliding_speed_mps(p, row, wetness, gear, driven_load_n):
+    """Sliding speed of the driven wheels in a stall on hard ground, m/s: they spin up until their friction
+    force times their surface speed takes the engine's power through the belt and gears
+    (``engine_power_w`` x ``belt_efficiency`` x ``gear_efficiency``), or to ``range_top_speed_mps``. The
+    friction falls with the sliding speed on wet ground (``tyre.wet_friction``, the water film), so a wet
+    stall spins faster and grips less than the friction at rest says. v mu(v) N is increasing in v (the
+    film loss is below 1), so the balance is found by bisection."""
+    power = engine_power_w(p) * p.belt_efficiency * p.gear_efficiency
+    top = range_top_speed_mps(p, gear)
+    lo, hi = 0.0, top
+    mu_top = wet_friction(row.mu_dry, row.mu_wet, wetness, row.film_loss, row.film_speed_mps, top)
+    if top * mu_top * driven_load_n <= power:
+        return top
+    for _ in range(CLUTCH_ITERATIONS):
+        mid = 0.5 * (lo + hi)
+        mu = wet_friction(row.mu_dry, row.mu_wet, wetness, row.film_loss, row.film_speed_mps, mid)
+        if mid * mu * driven_load_n < power:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+@njit(cache=True)
 def _soil_wheel(p, i, row, wetness, load):
     """Wheel ``i`` under ``load`` on soil ``row`` at ``wetness`` (``soil.soil_at_wetness``), as
     ``wheel.soil_contact`` has it: (F_max, contact length, K_eff, compaction, hysteresis)."""
@@ -129,14 +177,15 @@ def _soil_wheel(p, i, row, wetness, load):
 
 
 @njit(cache=True)
-def _wheel(p, i, row, wetness, load):
+def _wheel(p, i, row, wetness, load, sliding_mps):
     """(F_max, traction of the wheel spinning in a stall, motion resistance, compaction) of wheel ``i`` under
-    ``load`` on surface ``row``."""
+    ``load`` on surface ``row``; on hard ground the friction at the sliding speed ``sliding_mps`` (0 for a
+    free-rolling wheel, ``stall_sliding_speed_mps`` for a driven one)."""
     if row.is_soil != 0:
         f_max, length, k_eff, compaction, hysteresis = _soil_wheel(p, i, row, wetness, load)
         spinning, _d = janosi_thrust(1.0, f_max, length, k_eff)
         return f_max, spinning, compaction + hysteresis, compaction
-    mu = wet_friction(row.mu_dry, row.mu_wet, wetness, row.film_loss, row.film_speed_mps, 0.0)
+    mu = wet_friction(row.mu_dry, row.mu_wet, wetness, row.film_loss, row.film_speed_mps, sliding_mps)
     f_max = mu * load
     spinning, _dg = saturation(DEFLECTION_LIMIT * f_max, f_max, SHAPE_TANH)
     return f_max, spinning, p.rolling_resistance * row.rolling_resistance_scale * load, 0.0
@@ -158,16 +207,24 @@ def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode, in_rut=True):
     free_resistance = 0.0
     front_left = 0.0
     front_right = 0.0
+    sliding = 0.0
+    if row.is_soil == 0:
+        driven_load = 0.0
+        for i in range(4):
+            if i >= 2 or drive_mode == DRIVE_ALL_WHEEL:
+                driven_load += max(p.static_load_n[i] * c + (transfer if i >= 2 else -transfer), 0.0)
+        sliding = stall_sliding_speed_mps(p, row, wetness, gear, driven_load)
     for i in range(4):
         load = max(p.static_load_n[i] * c + (transfer if i >= 2 else -transfer), 0.0)
-        f_max, spinning, r, compaction = _wheel(p, i, row, wetness, load)
+        driven = i >= 2 or drive_mode == DRIVE_ALL_WHEEL
+        f_max, spinning, r, compaction = _wheel(p, i, row, wetness, load, sliding if driven else 0.0)
         if i == 0:
             front_left = compaction
         elif i == 1:
             front_right = compaction
         elif in_rut:  # the rear wheel runs in the front wheel's rut: it compacts only from there (wheel.soil_contact)
             r -= min(compaction, front_left if i == 2 else front_right)
-        if i >= 2 or drive_mode == DRIVE_ALL_WHEEL:
+        if driven:
             traction += spinning
             driven_resistance += r
         elif row.is_soil != 0:
