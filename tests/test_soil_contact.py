@@ -147,3 +147,39 @@ def test_soil_at_wetness_ends_are_the_two_sets_exactly():
     mid = soil_at_wetness(row, 0.5)
     assert mid[2] == pytest.approx(np.sqrt(row.soil_kphi * wet.soil_kphi))  # k_phi geometric
     assert mid[0] == pytest.approx(0.5 * (row.soil_n + wet.soil_n))  # n linear
+
+
+def test_a_clay_that_the_tyre_does_not_sink_into_grips_as_rubber_on_firm_earth():
+    """Dry heavy and lean clay bear the tyre without sinkage: the lugs cannot shear the soil, whose
+    Mohr-Coulomb strength (A c + W tan phi) exceeds the load, so the shear runs along the rubber-soil
+    interface at the rubber's friction on firm earth (``soil.RUBBER_ON_FIRM_SOIL_MU``). Their hill-start
+    limits lie below dry asphalt's in every range and mode, and the simulated vehicle agrees: 50 % of dry
+    heavy clay stalls in L / AWD where 50 % of dry asphalt climbs."""
+    from acres_gym.constants import DRIVE_TWO_WHEEL, GEAR_HIGH
+    from acres_gym.model.soil import RUBBER_ON_FIRM_SOIL_MU, max_shear_force, tyre_on_soil, tyre_shear_limit
+    from acres_gym.terrain.trafficability import grade_limit
+    p = load_vehicle("polaris_ranger_crew_xp1000")
+    load = float(p.static_load_n[2])
+    asphalt = surface_row("dry_asphalt")
+    for clay in ("heavy_clay", "lean_clay"):
+        row = surface_row(clay)
+        z, length, *_ = tyre_on_soil(load, p.tyre_width_m[2], p.tyre_radius_m, p.tyre_inflation_kpa * 1e3,
+                                     p.tyre_carcass_pressure_kpa * 1e3, p.tyre_vertical_stiffness_n_m,
+                                     p.tyre_hysteresis, p.tyre_section_m, row.soil_n, row.soil_kc, row.soil_kphi)
+        args = (load, p.tyre_width_m[2] * length, length, row.soil_cohesion_pa, np.radians(row.soil_friction_deg),
+                p.tyre_lug_area_share, p.tyre_lug_height_m)
+        assert z < 1e-3 and max_shear_force(*args) > load
+        assert tyre_shear_limit(*args, z) == pytest.approx(RUBBER_ON_FIRM_SOIL_MU * load, rel=0.05)
+        for gear in (GEAR_HIGH, GEAR_LOW):
+            for mode in (DRIVE_TWO_WHEEL, DRIVE_ALL_WHEEL):
+                assert grade_limit(p, row, 0.0, gear, mode) <= grade_limit(p, asphalt, 0.0, gear, mode) + 1e-9
+    # a soil the lugs sink into keeps its own strength
+    sand = surface_row("dry_sand")
+    z = scenarios.soil_static_sinkage("dry_sand")["sinkage_m"].min()
+    assert z > p.tyre_lug_height_m
+    assert tyre_shear_limit(1000.0, 0.05, 0.2, sand.soil_cohesion_pa, np.radians(sand.soil_friction_deg),
+                            0.3, 0.019, z) == max_shear_force(1000.0, 0.05, 0.2, sand.soil_cohesion_pa,
+                                                              np.radians(sand.soil_friction_deg), 0.3, 0.019)
+    clay = scenarios.grade_climb("heavy_clay", DRIVE_ALL_WHEEL, percent=50.0, cargo_kg=0.0, seconds=6.0)
+    paved = scenarios.grade_climb("dry_asphalt", DRIVE_ALL_WHEEL, percent=50.0, cargo_kg=0.0, seconds=6.0)
+    assert clay["climbed_m"] < 1.5 and paved["climbed_m"] > 10.0

@@ -52,7 +52,9 @@ import math
 
 from numba import njit
 
-SOIL_FRICTION_CAP = 0.9  # rubber-on-soil limit of the friction circle on very strong (cohesive) soils, x load
+# Friction of tyre rubber on firm dry earth that the lugs do not penetrate: a dry unpaved (dirt) road, 0.50-0.60
+# (bohnenkamp.by tyre friction table, as configs/surfaces.json's packed_dirt), the middle.
+RUBBER_ON_FIRM_SOIL_MU = 0.55
 SMALL_SHEAR_ARG = 1e-4  # below this i l / K the Janosi factor uses its Taylor series (no 0/0)
 MIN_SHEAR_MODULUS_M = 1e-6  # floor on K_eff, m: K = 0 would be a rigid-plastic soil (infinite slope at i = 0)
 
@@ -281,12 +283,23 @@ def gross_thrust(slip, load_n, contact_area_m2, contact_length_m, cohesion_pa, f
 
 @njit(cache=True)
 def tyre_shear_limit(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad, lug_area_share,
-                     lug_height_m):
-    """The tyre's shear plateau on soil, N: ``max_shear_force`` capped at ``SOIL_FRICTION_CAP`` x load (the
-    vehicle's friction-circle radius, ``wheel.soil_contact``)."""
-    f_max = max_shear_force(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
-                            lug_area_share, lug_height_m)
-    return min(f_max, SOIL_FRICTION_CAP * load_n)
+                     lug_height_m, sinkage_m):
+    """The tyre's shear plateau on soil, N: where the shear plane runs.
+
+    A tyre that sinks by its lug height or more shears the soil trapped between its lugs: the soil's own
+    Mohr-Coulomb strength, ``max_shear_force`` (Wong: F_max = A c + W tan(phi)). A tyre that does not sink
+    (firm, strong soil: dry clays) cannot shear the soil, whose strength exceeds the rubber's grip: the
+    shear plane runs along the rubber-soil interface, and the limit is the rubber's friction on firm earth,
+    ``RUBBER_ON_FIRM_SOIL_MU`` x W (cited there). In between, with the lugs engaged over a share
+    e = z / h_lug of their height, F = mu W + e (F_soil - mu W); never above F_soil.
+    """
+    f_soil = max_shear_force(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
+                             lug_area_share, lug_height_m)
+    interface = RUBBER_ON_FIRM_SOIL_MU * load_n
+    if f_soil <= interface:
+        return f_soil
+    engaged = min(max(sinkage_m / lug_height_m, 0.0), 1.0) if lug_height_m > 0.0 else 1.0
+    return interface + engaged * (f_soil - interface)
 
 
 @njit(cache=True)
@@ -300,11 +313,11 @@ def drawbar_pull(slip, load_n, width_m, radius_m, inflation_pa, carcass_pa, tyre
     ``tyre_shear_limit`` with K_eff = K_soil + K_tread: the figure a wheel of the vehicle on fresh soil
     pulls with (``wheel.soil_contact`` applies the resistances at the contact).
     """
-    _, contact_m, compaction_n, hysteresis_n, _ = tyre_on_soil(
+    sinkage_m, contact_m, compaction_n, hysteresis_n, _ = tyre_on_soil(
         load_n, width_m, radius_m, inflation_pa, carcass_pa, tyre_vertical_stiffness_n_m,
         hysteresis, section_m, n, kc, kphi)
     k_eff = effective_shear_modulus(soil_shear_modulus_m, tread_shear_compliance_m)
     f_max = tyre_shear_limit(load_n, width_m * contact_m, contact_m, cohesion_pa, friction_rad, lug_area_share,
-                             lug_height_m)
+                             lug_height_m, sinkage_m)
     thrust_n, _ = janosi_thrust(slip, f_max, contact_m, k_eff)
     return thrust_n - compaction_n - hysteresis_n

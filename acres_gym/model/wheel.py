@@ -113,7 +113,7 @@ def soil_contact(dt, i, p, s, row, wetness, load, v_long):
     s.sinkage_m[i] = _relax_sinkage(dt, s.sinkage_m[i], sinkage, v_long, p.tyre_radius_m)
     friction_rad = friction_deg * math.pi / 180.0
     f_max = tyre_shear_limit(load, width * length, length, cohesion, friction_rad, p.tyre_lug_area_share,
-                             p.tyre_lug_height_m)
+                             p.tyre_lug_height_m, sinkage)
     k_eff = effective_shear_modulus(shear_modulus, p.tyre_shear_compliance_m)
     # initial slope of the Janosi curve, F_max l / (2 K), is the slip stiffness C_kappa N
     slip_stiffness = f_max * length / (2.0 * k_eff) / max(load, 1e-9)

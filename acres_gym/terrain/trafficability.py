@@ -168,11 +168,11 @@ def _soil_wheel(p, i, row, wetness, load):
     ``wheel.soil_contact`` has it: (F_max, contact length, K_eff, compaction, hysteresis)."""
     width = p.tyre_width_m[i]
     n, kc, kphi, cohesion, friction_deg, shear_modulus = soil_at_wetness(row, wetness)
-    _z, length, compaction, hysteresis, _e = tyre_on_soil(
+    sinkage, length, compaction, hysteresis, _e = tyre_on_soil(
         load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
         p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, n, kc, kphi)
     f_max = tyre_shear_limit(load, width * length, length, cohesion, friction_deg * math.pi / 180.0,
-                             p.tyre_lug_area_share, p.tyre_lug_height_m)
+                             p.tyre_lug_area_share, p.tyre_lug_height_m, min(sinkage, p.tyre_radius_m))
     return f_max, length, effective_shear_modulus(shear_modulus, p.tyre_shear_compliance_m), compaction, hysteresis
 
 
