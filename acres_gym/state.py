@@ -177,6 +177,8 @@ SCRATCH_SPEC = _spec("wheel", [
     ("underbody_arm_m", f8, (4, 3), "m", 0, "underbody point less the CG, world frame"),
     ("underbody_normal", f8, (4, 3), "1", 0, "ground normal under each underbody point, world frame"),
     ("underbody_impulse_n_s", f8, (4, 2), "N s", 0, "friction impulse of each underbody point this tick"),
+    ("contact_row", f8, (12, 7), "mixed", 0, "rows of the contact friction solve (model/chassis.py: _set_row): "
+     "direction (world), r x direction (body), inverse effective mass"),
     ("torque_body_nm", f8, (3,), "N m", 0, ""),
     ("chassis_work_j", f8, (), "J", 0, "work of the tyre forces on the chassis this tick (for the ledger)"),
 ])

@@ -74,16 +74,29 @@ CONTACT_SWEEPS = 4  # Gauss-Seidel sweeps of the contact friction impulses (soil
 
 
 @njit(cache=True)
-def _friction_row(q, m, ix, iy, iz, tx, ty, tz, rx, ry, rz, held, cap, v1x, v1y, v1z, w1x, w1y, w1z):
-    """One projected Gauss-Seidel row: the impulse P along the world direction t at the world arm r (from
-    the CG) that stops the point's velocity along t, accumulated with ``held`` and clamped to [-cap, cap].
-    The point's speed along t is u = t . v1 + w1 . a (a = r x t in the body frame) and changes by
-    P (1/m + sum_k a_k^2 / I_k). Returns (accumulated impulse, v1, w1)."""
+def _set_row(q, m, ix, iy, iz, w, k, tx, ty, tz, rx, ry, rz):
+    """Row k of the contact friction solve: the world direction t and, in the body frame, a = r x t of
+    the arm r (from the CG), and the inverse effective mass 1/m + sum_k a_k^2 / I_k along t."""
     cx, cy, cz = cross(rx, ry, rz, tx, ty, tz)
     ax, ay, az = rotate_inverse(q, cx, cy, cz)
+    w.contact_row[k, 0] = tx
+    w.contact_row[k, 1] = ty
+    w.contact_row[k, 2] = tz
+    w.contact_row[k, 3] = ax
+    w.contact_row[k, 4] = ay
+    w.contact_row[k, 5] = az
+    w.contact_row[k, 6] = 1.0 / m + ax * ax / ix + ay * ay / iy + az * az / iz
+
+
+@njit(cache=True)
+def _friction_row(w, k, m, ix, iy, iz, held, cap, v1x, v1y, v1z, w1x, w1y, w1z):
+    """One projected Gauss-Seidel row (``_set_row``): the impulse P along t that stops the point's velocity
+    along t, u = t . v1 + w1 . a, accumulated with ``held`` and clamped to [-cap, cap]; u changes by P times
+    the row's inverse mass. Returns (accumulated impulse, v1, w1)."""
+    tx, ty, tz = w.contact_row[k, 0], w.contact_row[k, 1], w.contact_row[k, 2]
+    ax, ay, az = w.contact_row[k, 3], w.contact_row[k, 4], w.contact_row[k, 5]
     u = tx * v1x + ty * v1y + tz * v1z + w1x * ax + w1y * ay + w1z * az
-    inv_mass = 1.0 / m + ax * ax / ix + ay * ay / iy + az * az / iz
-    new = min(max(held - u / inv_mass, -cap), cap)
+    new = min(max(held - u / w.contact_row[k, 6], -cap), cap)
     dp = new - held
     return (new, v1x + dp * tx / m, v1y + dp * ty / m, v1z + dp * tz / m,
             w1x + dp * ax / ix, w1y + dp * ay / iy, w1z + dp * az / iz)
@@ -107,7 +120,8 @@ def _underbody_tangents(w, j):
 @njit(cache=True)
 def contact_impulses(dt, p, s, w, px, py, pz, v1x, v1y, v1z, w1x, w1y, w1z):
     """The contacts' Coulomb friction on the end-of-tick velocities (v1, body rate w1), by projected
-    Gauss-Seidel (``CONTACT_SWEEPS``, ``_friction_row``):
+    Gauss-Seidel (``CONTACT_SWEEPS``, ``_friction_row``; each row's direction, arm and effective mass
+    set once per tick, ``_set_row``):
 
     * the soil's motion resistance (Wong: drawbar pull = thrust - R_c - R_h) along each wheel's heading,
       capacity R_i = ``w.soil_resistance_n[i]``: -R_i sgn(u_i) while the contact moves, set-valued in
@@ -125,30 +139,32 @@ def contact_impulses(dt, p, s, w, px, py, pz, v1x, v1y, v1z, w1x, w1y, w1z):
         s.contact_resistance_n[i] = 0.0
         w.underbody_impulse_n_s[i, 0] = 0.0
         w.underbody_impulse_n_s[i, 1] = 0.0
+    for i in range(4):  # rows 0-3 the wheels, 4 + 2 j and 5 + 2 j the underbody points' two directions
+        if w.soil_resistance_n[i] > 0.0 and s.in_contact[i]:
+            _set_row(q, m, ix, iy, iz, w, i, w.tyre_dir_x[i, 0], w.tyre_dir_x[i, 1], w.tyre_dir_x[i, 2],
+                     s.contact_point_m[i, 0] - px, s.contact_point_m[i, 1] - py, s.contact_point_m[i, 2] - pz)
+        if w.underbody_point_load_n[i] > 0.0:
+            ax, ay, az, bx, by, bz = _underbody_tangents(w, i)
+            rx, ry, rz = w.underbody_arm_m[i, 0], w.underbody_arm_m[i, 1], w.underbody_arm_m[i, 2]
+            _set_row(q, m, ix, iy, iz, w, 4 + 2 * i, ax, ay, az, rx, ry, rz)
+            _set_row(q, m, ix, iy, iz, w, 5 + 2 * i, bx, by, bz, rx, ry, rz)
     for _sweep in range(CONTACT_SWEEPS):
         for i in range(4):
             cap = w.soil_resistance_n[i] * dt
             if cap <= 0.0 or not s.in_contact[i]:
                 continue
             held, v1x, v1y, v1z, w1x, w1y, w1z = _friction_row(
-                q, m, ix, iy, iz, w.tyre_dir_x[i, 0], w.tyre_dir_x[i, 1], w.tyre_dir_x[i, 2],
-                s.contact_point_m[i, 0] - px, s.contact_point_m[i, 1] - py, s.contact_point_m[i, 2] - pz,
-                s.contact_resistance_n[i] * dt, cap, v1x, v1y, v1z, w1x, w1y, w1z)
+                w, i, m, ix, iy, iz, s.contact_resistance_n[i] * dt, cap, v1x, v1y, v1z, w1x, w1y, w1z)
             s.contact_resistance_n[i] = held / dt
         for j in range(4):
             cap = p.underbody_friction * w.underbody_point_load_n[j] * dt
             if cap <= 0.0:
                 continue
-            ax, ay, az, bx, by, bz = _underbody_tangents(w, j)
-            rx, ry, rz = w.underbody_arm_m[j, 0], w.underbody_arm_m[j, 1], w.underbody_arm_m[j, 2]
-            held, v1x, v1y, v1z, w1x, w1y, w1z = _friction_row(
-                q, m, ix, iy, iz, ax, ay, az, rx, ry, rz, w.underbody_impulse_n_s[j, 0], cap,
-                v1x, v1y, v1z, w1x, w1y, w1z)
-            w.underbody_impulse_n_s[j, 0] = held
-            held, v1x, v1y, v1z, w1x, w1y, w1z = _friction_row(
-                q, m, ix, iy, iz, bx, by, bz, rx, ry, rz, w.underbody_impulse_n_s[j, 1], cap,
-                v1x, v1y, v1z, w1x, w1y, w1z)
-            w.underbody_impulse_n_s[j, 1] = held
+            for d in range(2):
+                held, v1x, v1y, v1z, w1x, w1y, w1z = _friction_row(
+                    w, 4 + 2 * j + d, m, ix, iy, iz, w.underbody_impulse_n_s[j, d], cap,
+                    v1x, v1y, v1z, w1x, w1y, w1z)
+                w.underbody_impulse_n_s[j, d] = held
     return v1x, v1y, v1z, w1x, w1y, w1z
 
 
