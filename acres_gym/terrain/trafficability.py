@@ -41,6 +41,9 @@ of a formula:
   carrier force is that torque x ``cvt_low_ratio`` x the range's rear ratio (``cvt.gear_ratios``) x belt
   and gear efficiencies / tyre radius.
 
+On soil where the wheels sink to the ground clearance (``high_centred``) the underbody rests on the soil
+and no start succeeds: the margin is minus the weight.
+
 A positive margin climbs from rest, a negative one stalls (or slides back); ``verdict`` names the
 outcome, with margins within ``MARGINAL_SHARE`` of the weight called "marginal" (the damper share of a
 spinning tyre's force and the engine's torque rise once moving, which the figure leaves out, decide
@@ -192,6 +195,22 @@ def _wheel(p, i, row, wetness, load, sliding_mps):
 
 
 @njit(cache=True)
+def high_centred(p, row, wetness):
+    """Whether the vehicle standing on level soil ``row`` at ``wetness`` sinks onto its underbody: the
+    wheels' mean static sinkage (``soil.tyre_on_soil`` at the static loads, bounded by the tyre radius as
+    in ``wheel.soil_contact``) reaches the ground clearance (``model/underbody.py``)."""
+    total = 0.0
+    for i in range(4):
+        n, kc, kphi, _c, _phi, _k = soil_at_wetness(row, wetness)
+        z, _l, _rc, _rh, _e = tyre_on_soil(
+            p.static_load_n[i], p.tyre_width_m[i], p.tyre_radius_m, p.tyre_inflation_kpa * 1e3,
+            p.tyre_carcass_pressure_kpa * 1e3, p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis,
+            p.tyre_section_m, n, kc, kphi)
+        total += min(z, p.tyre_radius_m)
+    return 0.25 * total >= p.ground_clearance_m
+
+
+@njit(cache=True)
 def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode, in_rut=True):
     """Drawbar-pull margin of a hill start, N (module docstring): vehicle parameters ``p`` (a record of
     ``PARAMS_DTYPE``), surface ``row`` (a surface-table record), ``wetness`` 0..1, ``grade`` tan(theta)
@@ -232,6 +251,8 @@ def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode, in_rut=True):
         else:  # a wheel whose rolling resistance the tyre cannot overcome locks and skids at F_max
             free_resistance += min(r, f_max)
     if row.is_soil != 0:  # the resistance acts at the contacts, not through the wheels' torque
+        if high_centred(p, row, wetness):  # the underbody rests on the soil: no start at any grade
+            return -weight
         return min(traction, engine_force_n(p, gear)) - driven_resistance - free_resistance - weight * s
     return min(traction, engine_force_n(p, gear) - driven_resistance) - free_resistance - weight * s
 
