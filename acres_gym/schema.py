@@ -41,6 +41,9 @@ SCHEMA: tuple[Param, ...] = (
     _p("dimensions.wheelbase_m", "wheelbase_m", "m", 0.5, 6.0),
     _p("dimensions.track_front_m", "track_front_m", "m", 0.5, 3.0),
     _p("dimensions.track_rear_m", "track_rear_m", "m", 0.5, 3.0),
+    _p("dimensions.ground_clearance_m", "ground_clearance_m", "m", 0.05, 1.0),
+    _p("dimensions.underbody_half_width_m", "underbody_half_width_m", "m", 0.05, 1.5),
+    _p("dimensions.underbody_friction", "underbody_friction", "1", 0.0, 2.0),
     # --- mass build-up (seed FUtvParameters)
     _p("mass.dry_kg", "dry_mass_kg", "kg", POS, 10000.0),
     _p("mass.fluids_kg", "fluids_kg", "kg", 0.0, 1000.0),

@@ -40,6 +40,8 @@ CHASSIS_SPEC = _spec("chassis", [
     ("diverged_reason", i8, (), "enum", 0, "constants.DIVERGED_*: non-finite, speed, below ground"),
     ("tyre_bottomed", b1, (), "bool", 0, "a tyre deflected beyond its section height since the reset (a rim "
      "strike; the tyre force is extrapolated there): an event, the vehicle drives on"),
+    ("high_centred", b1, (), "bool", 0, "the underbody rests on the ground this tick (model/underbody.py)"),
+    ("underbody_load_n", f8, (), "N", 0, "normal force of the ground on the underbody"),
 ])
 
 WHEEL_SPEC = _spec("wheel", [
@@ -65,11 +67,13 @@ WHEEL_SPEC = _spec("wheel", [
     ("surface_id", i8, (4,), "id", 0, ""),
     ("surface_wetness", f8, (4,), "1", 0, ""),
     ("brake_torque_nm", f8, (4,), "N m", 0, "brake torque capacity this tick"),
-    ("resist_torque_nm", f8, (4,), "N m", 0, "all friction torque capacity (brake, rolling, soil, bearing)"),
+    ("resist_torque_nm", f8, (4,), "N m", 0, "all friction torque capacity (brake, rolling resistance on hard ground, bearing)"),
     ("shaft_torque_nm", f8, (4,), "N m", 0, "driveline torque delivered to the wheel"),
     ("sinkage_m", f8, (4,), "m", 0, "soil"),
     ("motion_resistance_n", f8, (4,), "N", 0, "compaction + hysteresis on soil, rolling resistance on hard ground"),
     ("gross_thrust_n", f8, (4,), "N", 0, "soil shear force of the patch (tyre_fx_n on soil)"),
+    ("contact_resistance_n", f8, (4,), "N", 0, "soil motion resistance applied at the contact this tick, along "
+     "the wheel heading (- opposes forward travel); set-valued at rest, so 0 on a parked vehicle"),
     ("soil_compaction_n", f8, (4,), "N", 0, "compaction resistance of fresh soil (before the multi-pass credit)"),
     ("rolling_radius_m", f8, (4,), "m", P, ""),
     ("elastic_energy_j", f8, (4,), "J", P, "spring, bump stop and tyre, relative to the static spring"),
@@ -165,9 +169,16 @@ SCRATCH_SPEC = _spec("wheel", [
     ("tyre_demand_y_n", f8, (4,), "N", 0, ""),
     ("tyre_shape", i8, (4,), "enum", 0, ""),
     ("friction_brake_share", f8, (4,), "1", 0, "share of resist_torque_nm that is brake (ledger split)"),
-    ("friction_soil_share", f8, (4,), "1", 0, "share that is soil compaction and carcass hysteresis"),
+    ("soil_resistance_n", f8, (4,), "N", 0, "capacity of the soil's contact resistance (compaction and "
+     "hysteresis; the chassis step applies it, set-valued at rest)"),
 ]) + _spec("chassis", [
     ("force_world_n", f8, (3,), "N", 0, ""),
+    ("underbody_point_load_n", f8, (4,), "N", 0, "normal force at each underbody point (model/underbody.py)"),
+    ("underbody_arm_m", f8, (4, 3), "m", 0, "underbody point less the CG, world frame"),
+    ("underbody_normal", f8, (4, 3), "1", 0, "ground normal under each underbody point, world frame"),
+    ("underbody_impulse_n_s", f8, (4, 2), "N s", 0, "friction impulse of each underbody point this tick"),
+    ("contact_row", f8, (12, 7), "mixed", 0, "rows of the contact friction solve (model/chassis.py: _set_row): "
+     "direction (world), r x direction (body), inverse effective mass"),
     ("torque_body_nm", f8, (3,), "N m", 0, ""),
     ("chassis_work_j", f8, (), "J", 0, "work of the tyre forces on the chassis this tick (for the ledger)"),
 ])

@@ -74,7 +74,7 @@ from acres_gym.terrain import (
     uniform_surface,
 )
 from acres_gym.terrain.grid import MAX_GRID_POINTS
-from acres_gym.terrain.soil_spec import SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC
+from acres_gym.terrain.soil_spec import SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC, SOIL_WET_FIELDS
 
 SOIL_SURFACE = "soil"
 SOIL_SLOT = "episode_soil_{}"
@@ -387,7 +387,7 @@ class Randomizer:
         if draw.soil is not None:
             records = live_surface_records(sim)
             row = self.table.surface_id(SOIL_SLOT.format(slot))
-            for f in SOIL_FIELDS:
+            for f in SOIL_FIELDS + SOIL_WET_FIELDS:
                 records[f][row] = draw.soil[f]
             mu = math.tan(math.radians(draw.soil["soil_friction_deg"]))
             records["mu_dry"][row] = mu

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from acres_gym.model import soil
 from acres_gym.model.soil_random import DEFAULT_SCALE, draw_soil, load_soils
-from acres_gym.terrain.soil_spec import SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC
+from acres_gym.terrain.soil_spec import SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC, SOIL_WET_FIELDS
 
 SOILS = load_soils()
 
@@ -57,9 +57,11 @@ def test_library_holds_the_required_soils_in_si():
                 "sandy_loam_wet", "clayey_soil_wet"}
     assert required <= set(SOILS)
     dry = SOILS["dry_sand"]
-    assert dry == pytest.approx({"soil_n": 1.1, "soil_kc": 990.0, "soil_kphi": 1528.43e3,
-                                 "soil_cohesion_pa": 1040.0, "soil_friction_deg": 28.0,
-                                 "soil_shear_modulus_m": 0.025})
+    own = {"soil_n": 1.1, "soil_kc": 990.0, "soil_kphi": 1528.43e3, "soil_cohesion_pa": 1040.0,
+           "soil_friction_deg": 28.0, "soil_shear_modulus_m": 0.025}
+    # no wet measurement of dry sand: its wet set is its own
+    assert dry == pytest.approx({**own, **{"soil_wet_" + k[len("soil_"):]: v for k, v in own.items()}})
+    assert SOILS["clayey_soil"]["soil_wet_friction_deg"] == SOILS["clayey_soil_wet"]["soil_friction_deg"]
 
 
 def test_library_json_leaves_carry_units_and_sources():
@@ -336,7 +338,7 @@ def test_draw_soil_is_deterministic():
     rng = np.random.default_rng(7)
     seq2 = [draw_soil(rng) for _ in range(5)]
     assert seq1 == seq2
-    assert set(a[0]) == {"name", *SOIL_FIELDS}
+    assert set(a[0]) == {"name", *SOIL_FIELDS, *SOIL_WET_FIELDS}
 
 
 def test_draw_soil_stays_in_its_ranges():

@@ -48,11 +48,21 @@ def test_sand_is_slower_than_asphalt_and_its_motion_resistance():
     print(f"dry sand motion resistance at 5 m/s: {r['coefficient']:.3f}")
 
 
-def test_weak_soil_grade_2wd_stalls_awd_climbs():
-    two = scenarios.grade_climb("sandy_loam_wet", DRIVE_TWO_WHEEL, percent=15.0, cargo_kg=450.0)
-    awd = scenarios.grade_climb("sandy_loam_wet", DRIVE_ALL_WHEEL, percent=15.0, cargo_kg=450.0)
+def test_soft_grade_2wd_stalls_awd_climbs():
+    """20 % dry sand with 450 kg in L: two driven tyres cannot pull the grade, four can (the hill-start
+    limits of ``terrain.trafficability``: about 15 % in 2WD, 27 % in AWD)."""
+    two = scenarios.grade_climb("dry_sand", DRIVE_TWO_WHEEL, percent=20.0, cargo_kg=450.0)
+    awd = scenarios.grade_climb("dry_sand", DRIVE_ALL_WHEEL, percent=20.0, cargo_kg=450.0)
     assert two["speed_mps"] < 0.3 and two["rear_slip"] > 0.8
     assert awd["speed_mps"] > 1.0 and awd["climbed_m"] > 10.0
+
+
+def test_wet_sandy_loam_grade_stalls_in_both_modes():
+    """Wet sandy loam: no tyre pulls itself along on fresh soil (Wong's drawbar pull is negative at every
+    slip), so 15 % stalls in AWD as in 2WD."""
+    for mode in (DRIVE_TWO_WHEEL, DRIVE_ALL_WHEEL):
+        r = scenarios.grade_climb("sandy_loam_wet", mode, percent=15.0, cargo_kg=450.0)
+        assert r["speed_mps"] < 0.3 and r["climbed_m"] < 1.0 and r["rear_slip"] > 0.8
 
 
 def test_asphalt_to_sand_has_no_force_spike():
@@ -90,8 +100,9 @@ def test_patches_put_each_wheel_on_its_own_surface():
 
 def test_low_range_climbs_a_steep_soft_grade_where_high_range_stalls():
     """35 % sandy loam with 450 kg, AWD, full throttle from rest: L has 2.25x the wheel torque of H (rear
-    ratios 26.19 / 11.64) and climbs; H cannot turn the wheels against the grade."""
+    ratios 26.19 / 11.64) and climbs (its hill-start limit is about 39 %, so slowly, at 60-70 % slip); H cannot
+    turn the wheels against the grade."""
     high = scenarios.grade_climb("sandy_loam", DRIVE_ALL_WHEEL, percent=35.0, gear=GEAR_HIGH)
     low = scenarios.grade_climb("sandy_loam", DRIVE_ALL_WHEEL, percent=35.0)
     assert high["speed_mps"] < 0.3 and high["climbed_m"] < 1.0
-    assert low["speed_mps"] > 3.0 and low["climbed_m"] > 30.0
+    assert low["speed_mps"] > 1.5 and low["climbed_m"] > 15.0

@@ -28,10 +28,17 @@ def test_a_failing_row_fails_the_run():
 
 
 def test_every_row_says_what_kind_of_check_it_is():
-    """Each row is either an independent reference or a consistency check of the model against its own
-    parameters or formulas; the rows the audit named are consistency checks."""
+    """Each row is an independent reference, a consistency check of the model against its own parameters
+    or formulas, or a project acceptance band; the rows the audit named are consistency checks, and no
+    row whose source is a band this project set is called independent."""
     kinds = {c.name: c.kind for c in validate.CHECKS}
-    assert set(kinds.values()) == {validate.INDEPENDENT, validate.CONSISTENCY}
+    assert set(kinds.values()) == {validate.INDEPENDENT, validate.CONSISTENCY, validate.ACCEPTANCE}
+    for c in validate.CHECKS:
+        if "acceptance band" in c.source:
+            assert c.kind != validate.INDEPENDENT, c.name
+    assert kinds["dry sand: motion resistance at 5 m/s"] == validate.INDEPENDENT
+    sand = next(c for c in validate.CHECKS if c.name == "dry sand: motion resistance at 5 m/s")
+    assert (sand.low, sand.high) == (0.1, 0.2)  # the source's range, f_r 0.1-0.2
     named = ("static: largest corner load error", "top speed, L (rev limited)",
              "DBW curvature 0.05 1/m: angle - kinematic map", "DBW brake 0->40 bar: peak build-up rate / slew",
              "DBW ULC 0->5 m/s at 1 m/s2: overshoot", "DBW ULC 0->5 m/s: error after 8 s")
@@ -64,6 +71,8 @@ def test_validation_page_states_the_count_of_each_kind():
     consistency = sum(c.kind == validate.CONSISTENCY for c in validate.CHECKS)
     assert f"{independent} rows are independent references" in " ".join(page.split())
     assert f"{consistency} are consistency checks" in " ".join(page.split())
+    acceptance = sum(c.kind == validate.ACCEPTANCE for c in validate.CHECKS)
+    assert f"{acceptance} are project acceptance bands" in " ".join(page.split())
 
 
 def test_top_speed_row_checks_the_reached_speed_against_the_parameter():

@@ -53,15 +53,14 @@ def account_powertrain(dt, p, s, engine_end_rad_s, clutch_nm, belt_in_rad_s, car
 
 @njit(cache=True)
 def account_wheel(dt, s, w, i, omega_end, shaft_nm):
-    """Wheel flows of the tick: friction torque heat split into brake / soil / rolling and bearing, and
-    the contact power the wheel gives the ground (returned, W)."""
+    """Wheel flows of the tick: friction torque heat split into brake / rolling and bearing, and
+    the contact power the wheel gives the ground (returned, W). The soil's resistance acts at the contact
+    and is booked by the chassis step."""
     friction_nm = shaft_nm - w.wheel_lin_a_nm[i] - w.wheel_lin_b_nm_s[i] * omega_end
     heat = friction_nm * omega_end * dt
     brake = heat * w.friction_brake_share[i]
-    soil = heat * w.friction_soil_share[i]
     s.e_brake_j += brake
-    s.e_soil_j += soil
-    s.e_rolling_j += heat - brake - soil
+    s.e_rolling_j += heat - brake
     return s.rolling_radius_m[i] * s.tyre_fx_n[i] * omega_end
 
 

@@ -52,8 +52,39 @@ import math
 
 from numba import njit
 
+# Friction of tyre rubber on firm dry earth that the lugs do not penetrate: a dry unpaved (dirt) road, 0.50-0.60
+# (bohnenkamp.by tyre friction table, as configs/surfaces.json's packed_dirt), the middle.
+RUBBER_ON_FIRM_SOIL_MU = 0.55
 SMALL_SHEAR_ARG = 1e-4  # below this i l / K the Janosi factor uses its Taylor series (no 0/0)
 MIN_SHEAR_MODULUS_M = 1e-6  # floor on K_eff, m: K = 0 would be a rigid-plastic soil (infinite slope at i = 0)
+
+
+@njit(cache=True)
+def _between(dry, wet, wetness, geometric):
+    if geometric and dry > 0.0 and wet > 0.0:
+        return dry * (wet / dry) ** wetness
+    return dry + wetness * (wet - dry)
+
+
+@njit(cache=True)
+def soil_at_wetness(row, wetness):
+    """The soil of surface-table ``row`` at a cell's ``wetness`` (0..1): (n, k_c, k_phi, c, phi deg, K).
+
+    Wetness 0 is the soil's own set (its measurement, Wong's Table 2.3 at that moisture content), 1 its wet
+    set (the same soil measured at a higher moisture content, ``soil_wet_*``; the own set when the library has
+    none). Between them the moisture content is taken linear in wetness and each parameter interpolated: n, phi
+    and K linearly; k_c, k_phi and c, which change by up to two orders of magnitude between the two
+    measurements, geometrically (linear in their logarithm). At wetness 0 the own set, exactly."""
+    if wetness <= 0.0:
+        return (row.soil_n, row.soil_kc, row.soil_kphi, row.soil_cohesion_pa, row.soil_friction_deg,
+                row.soil_shear_modulus_m)
+    w = min(wetness, 1.0)
+    return (_between(row.soil_n, row.soil_wet_n, w, False),
+            _between(row.soil_kc, row.soil_wet_kc, w, True),
+            _between(row.soil_kphi, row.soil_wet_kphi, w, True),
+            _between(row.soil_cohesion_pa, row.soil_wet_cohesion_pa, w, True),
+            _between(row.soil_friction_deg, row.soil_wet_friction_deg, w, False),
+            _between(row.soil_shear_modulus_m, row.soil_wet_shear_modulus_m, w, False))
 
 
 @njit(cache=True)
@@ -223,16 +254,9 @@ def janosi_factor(x):
 
 
 @njit(cache=True)
-def gross_thrust(slip, load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
-                 shear_modulus_m, lug_area_share, lug_height_m):
-    """Janosi-Hanamoto gross thrust of a patch of uniform pressure at slip i, and dF/di, N.
-
-    F = F_max [1 - K / (i l) (1 - exp(-i l / K))] (``max_shear_force`` for F_max), odd in i (braking
-    i < 0 gives -F(|i|)); i is clamped to [-1, 1] and the derivative is 0 outside. ``shear_modulus_m``
-    is the effective K (``effective_shear_modulus``). At i -> 0: F ~ F_max l i / (2 K).
-    """
-    f_max = max_shear_force(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
-                            lug_area_share, lug_height_m)
+def janosi_thrust(slip, f_max, contact_length_m, shear_modulus_m):
+    """Janosi-Hanamoto thrust of a patch of plateau ``f_max`` at slip i, and dF/di, N:
+    F = F_max [1 - K / (i l) (1 - exp(-i l / K))], odd in i, i clamped to [-1, 1] (dF/di = 0 outside)."""
     if f_max <= 0.0:
         return 0.0, 0.0
     k = max(shear_modulus_m, MIN_SHEAR_MODULUS_M)
@@ -244,19 +268,56 @@ def gross_thrust(slip, load_n, contact_area_m2, contact_length_m, cohesion_pa, f
 
 
 @njit(cache=True)
+def gross_thrust(slip, load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
+                 shear_modulus_m, lug_area_share, lug_height_m):
+    """Janosi-Hanamoto gross thrust of a patch of uniform pressure at slip i, and dF/di, N.
+
+    F = F_max [1 - K / (i l) (1 - exp(-i l / K))] (``max_shear_force`` for F_max), odd in i (braking
+    i < 0 gives -F(|i|)); i is clamped to [-1, 1] and the derivative is 0 outside. ``shear_modulus_m``
+    is the effective K (``effective_shear_modulus``). At i -> 0: F ~ F_max l i / (2 K).
+    """
+    f_max = max_shear_force(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
+                            lug_area_share, lug_height_m)
+    return janosi_thrust(slip, f_max, contact_length_m, shear_modulus_m)
+
+
+@njit(cache=True)
+def tyre_shear_limit(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad, lug_area_share,
+                     lug_height_m, sinkage_m):
+    """The tyre's shear plateau on soil, N: where the shear plane runs.
+
+    A tyre that sinks by its lug height or more shears the soil trapped between its lugs: the soil's own
+    Mohr-Coulomb strength, ``max_shear_force`` (Wong: F_max = A c + W tan(phi)). A tyre that does not sink
+    (firm, strong soil: dry clays) cannot shear the soil, whose strength exceeds the rubber's grip: the
+    shear plane runs along the rubber-soil interface, and the limit is the rubber's friction on firm earth,
+    ``RUBBER_ON_FIRM_SOIL_MU`` x W (cited there). In between, with the lugs engaged over a share
+    e = z / h_lug of their height, F = mu W + e (F_soil - mu W); never above F_soil.
+    """
+    f_soil = max_shear_force(load_n, contact_area_m2, contact_length_m, cohesion_pa, friction_rad,
+                             lug_area_share, lug_height_m)
+    interface = RUBBER_ON_FIRM_SOIL_MU * load_n
+    if f_soil <= interface:
+        return f_soil
+    engaged = min(max(sinkage_m / lug_height_m, 0.0), 1.0) if lug_height_m > 0.0 else 1.0
+    return interface + engaged * (f_soil - interface)
+
+
+@njit(cache=True)
 def drawbar_pull(slip, load_n, width_m, radius_m, inflation_pa, carcass_pa, tyre_vertical_stiffness_n_m,
                  hysteresis, section_m, n, kc, kphi, cohesion_pa, friction_rad, soil_shear_modulus_m,
                  tread_shear_compliance_m, lug_area_share, lug_height_m):
-    """Drawbar pull of a tyre rolling forward on soil at slip i, N: DP = F(i) - R_c - R_h.
+    """Drawbar pull of a tyre rolling forward on soil at slip i, N: DP = F(i) - R_c - R_h (Wong, Theory of
+    Ground Vehicles ch. 2: thrust less the compaction and the carcass's resistance).
 
-    ``tyre_on_soil`` for the contact and resistances, A = b l, ``gross_thrust`` with
-    K_eff = K_soil + K_tread. For tests and the validation table (the vehicle applies the resistances
-    against the direction of travel itself).
+    ``tyre_on_soil`` for the contact and resistances, A = b l, ``janosi_thrust`` of the plateau
+    ``tyre_shear_limit`` with K_eff = K_soil + K_tread: the figure a wheel of the vehicle on fresh soil
+    pulls with (``wheel.soil_contact`` applies the resistances at the contact).
     """
-    _, contact_m, compaction_n, hysteresis_n, _ = tyre_on_soil(
+    sinkage_m, contact_m, compaction_n, hysteresis_n, _ = tyre_on_soil(
         load_n, width_m, radius_m, inflation_pa, carcass_pa, tyre_vertical_stiffness_n_m,
         hysteresis, section_m, n, kc, kphi)
     k_eff = effective_shear_modulus(soil_shear_modulus_m, tread_shear_compliance_m)
-    thrust_n, _ = gross_thrust(slip, load_n, width_m * contact_m, contact_m, cohesion_pa, friction_rad,
-                               k_eff, lug_area_share, lug_height_m)
+    f_max = tyre_shear_limit(load_n, width_m * contact_m, contact_m, cohesion_pa, friction_rad, lug_area_share,
+                             lug_height_m, sinkage_m)
+    thrust_n, _ = janosi_thrust(slip, f_max, contact_m, k_eff)
     return thrust_n - compaction_n - hysteresis_n

@@ -21,7 +21,15 @@ from pathlib import Path
 import numpy as np
 
 from acres_gym.paths import CONFIG_DIR_ENV, config_path
-from acres_gym.terrain.soil_spec import SOIL_KEYS, SOIL_SPEC, check_soil, check_soil_value
+from acres_gym.terrain.soil_spec import (
+    SOIL_FIELDS,
+    SOIL_KEYS,
+    SOIL_SPEC,
+    SOIL_WET_FIELDS,
+    WET_KEY,
+    check_soil,
+    check_soil_value,
+)
 
 # Default relative ranges of draw_soil: the bearing modulus k_phi +-30 %, cohesion +-20 %, friction angle
 # +-10 % and the least certain number, the shear modulus K, 0.7x to 1.5x. n and k_c stay as measured.
@@ -58,7 +66,8 @@ def _soil_to_si(name: str, entry: object, path: Path) -> dict[str, float]:
 
 def load_soils() -> dict[str, dict[str, float]]:
     """Read the soil library: ``{name: {soil_n, soil_kc, soil_kphi, soil_cohesion_pa, soil_friction_deg,
-    soil_shear_modulus_m}}`` in SI (N, Pa, deg, m), in file order. Malformed entries raise ValueError."""
+    soil_shear_modulus_m, and the wet set soil_wet_n, ...}}`` in SI (N, Pa, deg, m), in file order (the wet
+    set is the soil named under ``wet``, or the soil itself). Malformed entries raise ValueError."""
     path = soils_path()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -67,7 +76,15 @@ def load_soils() -> dict[str, dict[str, float]]:
     soils = data.get("soils") if isinstance(data, Mapping) else None
     if not isinstance(soils, Mapping) or not soils:
         raise ValueError(f"{path}: expected a non-empty object under 'soils'")
-    return {name: _soil_to_si(name, entry, path) for name, entry in soils.items()}
+    library = {name: _soil_to_si(name, entry, path) for name, entry in soils.items()}
+    for name, entry in soils.items():  # the wet set: the named wetter measurement of the soil, or its own
+        leaf = entry.get(WET_KEY, {"value": name})
+        partner = leaf.get("value") if isinstance(leaf, Mapping) else leaf
+        if partner not in library:
+            raise ValueError(f"{path}: soils.{name}.{WET_KEY} = {partner!r} is not a soil of the library")
+        for dry, wet in zip(SOIL_FIELDS, SOIL_WET_FIELDS, strict=True):
+            library[name][wet] = library[partner][dry]
+    return library
 
 
 def _check_scale(scale: Mapping[str, object]) -> dict[str, tuple[float, float]]:
@@ -113,7 +130,8 @@ def check_draws(
         for p in SOIL_SPEC:
             lo, hi = ranges.get(p.key, (1.0, 1.0))
             base = float(library[name][p.field])
-            for value in (base * lo, base * hi):
+            wet = float(library[name].get("soil_wet_" + p.field[len("soil_"):], base))
+            for value in (base * lo, base * hi, wet * lo, wet * hi):
                 check_soil_value(p, value, f"soil {name!r} scaled by {lo:g}..{hi:g}")
 
 
@@ -140,9 +158,15 @@ def draw_soil(
 
     name = chosen[int(rng.integers(len(chosen)))]
     soil = {p.field: float(library[name][p.field]) for p in SOIL_SPEC}
-    for p in SOIL_SPEC:
+    wet = {w: float(library[name].get(w, library[name][f])) for f, w in zip(SOIL_FIELDS, SOIL_WET_FIELDS,
+                                                                              strict=True)}
+    for p, w in zip(SOIL_SPEC, SOIL_WET_FIELDS, strict=True):
         if p.key in ranges:
             lo, hi = ranges[p.key]
-            soil[p.field] *= float(rng.uniform(lo, hi))
+            factor = float(rng.uniform(lo, hi))
+            soil[p.field] *= factor
+            wet[w] *= factor  # the wet set moves with the soil
     check_soil(soil, f"soil {name!r} after scaling by {ranges}")
-    return {"name": name, **soil}
+    check_soil(dict(zip(SOIL_FIELDS, (wet[w] for w in SOIL_WET_FIELDS), strict=True)),
+               f"soil {name!r} (wet set) after scaling by {ranges}")
+    return {"name": name, **soil, **wet}

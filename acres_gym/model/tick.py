@@ -24,6 +24,7 @@ from acres_gym.model.driveline import solve_driveline
 from acres_gym.model.engine import step_engine
 from acres_gym.model.ledger import account_wheel
 from acres_gym.model.steering import step_steering
+from acres_gym.model.underbody import prepare_underbody
 from acres_gym.model.wheel import prepare_wheel, settle_wheel
 from acres_gym.terrain.sampling import sample_height
 
@@ -57,6 +58,7 @@ def step_vehicle(dt, p, cmd, s, w, message_tick, terrain):
     for i in range(4):
         settle_wheel(i, p, s, w, w.wheel_end_omega_rad_s[i], w.wheel_end_shaft_nm[i])
         contact_power += account_wheel(dt, s, w, i, s.wheel_omega_rad_s[i], w.wheel_end_shaft_nm[i])
+    prepare_underbody(p, s, w, ground)
     step_chassis(dt, p, s, w, contact_power, elastic_before)
     s.tick += 1
     if not (math.isfinite(s.engine_rpm) and math.isfinite(s.wheel_omega_rad_s[FL] + s.wheel_omega_rad_s[FR]

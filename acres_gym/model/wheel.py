@@ -9,6 +9,13 @@ wheel's linearised spin model T_shaft(omega) = a + b omega + f sgn(omega) that t
 (``acres_gym.model.driveline``).
 
 ``settle_wheel``: with the end-of-tick spin known, the tyre deflections and forces of the tick.
+
+Sinkage on soil is bounded by the wheel: at most the tyre radius, where the hub reaches the soil's surface
+(Bekker's rigid-wheel forms are extrapolations well before that, ``acres_gym.model.soil``). A bound at the
+section height (the rim at the surface) would stop the wheel short of the 0.33 m ground clearance, so a
+vehicle could never rest its underbody on deep snow, where the wheels, rims and all, sink in; with the
+wheel's radius as the bound the underbody meets the soil first on every soil that sinks that far
+(``acres_gym.model.underbody``: high-centring).
 """
 
 import math
@@ -18,7 +25,7 @@ from numba import njit
 from acres_gym.constants import STANDARD_GRAVITY_MPS2
 from acres_gym.model.brakes import brake_torque_nm
 from acres_gym.model.curves import slip
-from acres_gym.model.soil import effective_shear_modulus, max_shear_force, tyre_on_soil
+from acres_gym.model.soil import effective_shear_modulus, soil_at_wetness, tyre_on_soil, tyre_shear_limit
 from acres_gym.model.suspension import MIN_AXIS_COS, elastic_energy, probe_ground, spring_equilibrium
 from acres_gym.model.tyre import (
     DEFLECTION_LIMIT,
@@ -33,7 +40,6 @@ from acres_gym.model.vec import cross, dot, normalize, rotate
 from acres_gym.terrain.sampling import sample_surface
 
 SINKAGE_TAU_S = 0.1  # time constant of the static sinkage (estimate: a standing tyre settles within ~0.3 s)
-SOIL_FRICTION_CAP = 0.9  # rubber-on-soil limit of the friction circle on very strong (cohesive) soils
 
 
 @njit(cache=True)
@@ -76,36 +82,43 @@ def _relax_sinkage(dt, sinkage_m, target_m, speed_mps, radius_m):
 
 
 @njit(cache=True)
-def soil_contact(dt, i, p, s, row, load, v_long):
+def soil_contact(dt, i, p, s, row, wetness, load, v_long):
     """Wong's tyre on soil for wheel i (``acres_gym.model.soil``): sinkage, friction-circle radius,
     equivalent slip stiffness and the motion resistance (compaction and carcass hysteresis).
+
+    Wong's drawbar pull is the gross thrust at the slip less the motion resistance, DP = F(i) - R_c - R_h
+    (Theory of Ground Vehicles, ch. 2): the resistance is a horizontal force of the soil on the wheel at
+    the contact, not a torque the engine could pay. The wheel returns its capacity; ``step_chassis``
+    applies it at the contact against the contact's travel, set-valued at rest (``model/chassis.py``:
+    ``contact_impulses``), so it never pushes a parked vehicle. The carcass hysteresis goes there
+    too, so that a wheel's net pull is the soil module's ``drawbar_pull``.
 
     Multi-pass: a rear wheel running forward in the rut of the front wheel on its side compacts the soil
     only from the front's sinkage to its own, so its compaction resistance is R_c(rear) - R_c(front)
     (the compaction work per metre is b integral p dz), never below zero.
-    Returns (F_max, slip stiffness per load, total resistance N, soil resistance N).
+    The soil is the row's at the cell's ``wetness`` (``soil.soil_at_wetness``).
+    Returns (F_max, slip stiffness per load, contact resistance N).
     """
     width = p.tyre_width_m[i]
+    n, kc, kphi, cohesion, friction_deg, shear_modulus = soil_at_wetness(row, wetness)
     sinkage, length, compaction, hysteresis, _elastic = tyre_on_soil(
         load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
-        p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, row.soil_n, row.soil_kc,
-        row.soil_kphi)
+        p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, n, kc, kphi)
     s.soil_compaction_n[i] = compaction
     if i >= 2 and v_long > 0.0:
         front = i - 2
         if s.in_contact[front] and s.surface_id[front] == s.surface_id[i]:
             compaction = max(0.0, compaction - s.soil_compaction_n[front])
+    sinkage = min(sinkage, p.tyre_radius_m)  # the wheel's own size bounds its rut (module docstring)
     s.sinkage_m[i] = _relax_sinkage(dt, s.sinkage_m[i], sinkage, v_long, p.tyre_radius_m)
-    friction_rad = row.soil_friction_deg * math.pi / 180.0
-    f_max = max_shear_force(load, width * length, length, row.soil_cohesion_pa, friction_rad,
-                            p.tyre_lug_area_share, p.tyre_lug_height_m)
-    f_max = min(f_max, SOIL_FRICTION_CAP * load)
-    k_eff = effective_shear_modulus(row.soil_shear_modulus_m, p.tyre_shear_compliance_m)
+    friction_rad = friction_deg * math.pi / 180.0
+    f_max = tyre_shear_limit(load, width * length, length, cohesion, friction_rad, p.tyre_lug_area_share,
+                             p.tyre_lug_height_m, sinkage)
+    k_eff = effective_shear_modulus(shear_modulus, p.tyre_shear_compliance_m)
     # initial slope of the Janosi curve, F_max l / (2 K), is the slip stiffness C_kappa N
     slip_stiffness = f_max * length / (2.0 * k_eff) / max(load, 1e-9)
     s.gross_thrust_n[i] = 0.0
-    resistance = compaction + hysteresis
-    return f_max, slip_stiffness, resistance, resistance
+    return f_max, slip_stiffness, compaction + hysteresis
 
 
 @njit(cache=True)
@@ -131,6 +144,7 @@ def _no_contact(i, p, s, w, dt):
     s.gross_thrust_n[i] = 0.0
     s.sinkage_m[i] = 0.0
     s.soil_compaction_n[i] = 0.0
+    w.soil_resistance_n[i] = 0.0
 
 
 @njit(cache=True)
@@ -180,7 +194,6 @@ def prepare_wheel(dt, i, p, s, w, ground, surfaces):
         s.elastic_energy_j[i] = elastic_energy(p, i, 0.0, 0.0)
         s.resist_torque_nm[i] = brake + p.bearing_drag_nm
         w.friction_brake_share[i] = brake / max(brake + p.bearing_drag_nm, 1e-12)
-        w.friction_soil_share[i] = 0.0
         a = -inertia * omega0 / dt
         w.wheel_lin_a_nm[i] = a
         w.wheel_lin_b_nm_s[i] = inertia / dt
@@ -244,19 +257,23 @@ def prepare_wheel(dt, i, p, s, w, ground, surfaces):
     s.surface_wetness[i] = wet
     sliding = math.sqrt((omega0 * radius - v_long) ** 2 + v_lat * v_lat)
     if row.is_soil != 0:
-        f_max, slip_stiffness, resistance, soil_resistance = soil_contact(dt, i, p, s, row, load, v_long)
+        f_max, slip_stiffness, soil_resistance = soil_contact(dt, i, p, s, row, wet, load, v_long)
         shape = SHAPE_JANOSI
+        resistance = soil_resistance
+        torque_resistance = 0.0  # at the contact instead (soil_contact)
     else:
         mu = wet_friction(row.mu_dry, row.mu_wet, wet, row.film_loss, row.film_speed_mps, sliding)
         f_max = mu * load
         shape = SHAPE_TANH
         slip_stiffness = p.slip_stiffness * row.slip_stiffness_scale
         resistance = p.rolling_resistance * row.rolling_resistance_scale * load
+        torque_resistance = resistance
         soil_resistance = 0.0
         s.sinkage_m[i] = _relax_sinkage(dt, s.sinkage_m[i], 0.0, v_long, p.tyre_radius_m)
         s.gross_thrust_n[i] = 0.0
         s.soil_compaction_n[i] = 0.0
     s.motion_resistance_n[i] = resistance
+    w.soil_resistance_n[i] = soil_resistance
     s.friction_limit_n[i] = f_max
     w.tyre_shape[i] = shape
 
@@ -287,10 +304,9 @@ def prepare_wheel(dt, i, p, s, w, ground, surfaces):
     # linearised spin model and the friction torques (brake, rolling resistance, bearing)
     b = inertia / dt + radius * dfx_domega
     a = radius * fx0 - b * omega0
-    friction = brake + resistance * radius + p.bearing_drag_nm
+    friction = brake + torque_resistance * radius + p.bearing_drag_nm
     s.resist_torque_nm[i] = friction
     w.friction_brake_share[i] = brake / max(friction, 1e-12)
-    w.friction_soil_share[i] = soil_resistance * radius / max(friction, 1e-12)
     w.wheel_lin_a_nm[i] = a
     w.wheel_lin_b_nm_s[i] = b
     w.wheel_lin_fx0_n[i] = fx0
@@ -329,6 +345,9 @@ def settle_wheel(i, p, s, w, omega1, shaft_torque_nm):
     w1 = s.tyre_lat_deflection_m[i]
     spring = math.sqrt((k_x * u1) ** 2 + (k_y * w1) ** 2)
     limit = DEFLECTION_LIMIT * f_max
+    if w.tyre_shape[i] == SHAPE_JANOSI:
+        # the soil's curve rises up to full slip: the cap is the demand at |i| = 1, k_x sigma_x
+        limit = max(limit, k_x * p.longitudinal_relaxation_m)
     if spring > limit and spring > 0.0:
         scale = limit / spring
         u1 *= scale

@@ -58,6 +58,11 @@ SOIL_KEYS: tuple[str, ...] = tuple(p.key for p in SOIL_SPEC)
 Janosi K)."""
 SOIL_FIELDS: tuple[str, ...] = tuple(p.field for p in SOIL_SPEC)
 """The surface-table fields of a soil, in ``SOIL_SPEC`` order."""
+SOIL_WET_FIELDS: tuple[str, ...] = tuple("soil_wet_" + f[len("soil_"):] for f in SOIL_FIELDS)
+"""The surface-table fields of a soil's wet set (the same soil measured at a higher moisture content, used at
+wetness 1; ``SOIL_FIELDS`` order), equal to the dry set for a soil without one."""
+WET_KEY = "wet"
+"""Key of a soils.json entry naming the library soil that is the same soil at a higher moisture content."""
 SOIL_BY_KEY: dict[str, SoilParam] = {p.key: p for p in SOIL_SPEC}
 SOIL_BY_FIELD: dict[str, SoilParam] = {p.field: p for p in SOIL_SPEC}
 

@@ -51,7 +51,16 @@ from pathlib import Path
 import numpy as np
 
 from acres_gym import paths
-from acres_gym.terrain.soil_spec import SOIL_BY_KEY, SOIL_KEYS, SOIL_SPEC, check_soil, check_soil_value
+from acres_gym.terrain.soil_spec import (
+    SOIL_BY_KEY,
+    SOIL_FIELDS,
+    SOIL_KEYS,
+    SOIL_SPEC,
+    SOIL_WET_FIELDS,
+    WET_KEY,
+    check_soil,
+    check_soil_value,
+)
 from acres_gym.terrain.surfaces_dtype import SURFACE_DTYPE
 
 HARD_FIELDS: tuple[str, ...] = (
@@ -245,9 +254,30 @@ def _read_json(path: Path, top_key: str) -> dict:
     return data[top_key]
 
 
+def _wet_name(name: str, leaf) -> str:
+    value = leaf.get("value") if isinstance(leaf, Mapping) else leaf
+    if not isinstance(value, str):
+        raise ValueError(f"soil {name!r}: {WET_KEY!r} must name a soil of the library, got {value!r}")
+    return value
+
+
+def _set_wet_fields(rows: dict[str, dict], wet_of: Mapping[str, str]) -> None:
+    """Every soil row's wet set: its ``wet`` soil's parameters, or its own."""
+    for name, values in rows.items():
+        if not values.get("is_soil"):
+            continue
+        partner = wet_of.get(name, name)
+        if partner not in rows or not rows[partner].get("is_soil"):
+            raise ValueError(f"soil {name!r}: {WET_KEY} = {partner!r} is not a soil of the table; soils: "
+                             f"{', '.join(n for n, v in rows.items() if v.get('is_soil'))}")
+        for dry, wet in zip(SOIL_FIELDS, SOIL_WET_FIELDS, strict=True):
+            values[wet] = rows[partner][dry]
+
+
 def _add_entries(rows: dict[str, dict], sources: dict[str, dict], entries: Mapping, kind: str,
-                 origin: str) -> None:
-    """Parse entries into ``rows`` (insertion order = id order). ``kind``: 'hard', 'soil' or 'auto'."""
+                 origin: str, wet_of: dict[str, str]) -> None:
+    """Parse entries into ``rows`` (insertion order = id order). ``kind``: 'hard', 'soil' or 'auto'. A soil's
+    ``wet`` (the library soil that is the same soil at a higher moisture content) goes to ``wet_of``."""
     for name, entry in entries.items():
         if name.startswith("_"):
             continue
@@ -264,6 +294,8 @@ def _add_entries(rows: dict[str, dict], sources: dict[str, dict], entries: Mappi
             base_values = dict(rows[name])
         soil = kind == "soil" or (kind == "auto" and _is_soil_entry(entry, base_values))
         parse = _soil_entry if soil else _hard_entry
+        if soil and WET_KEY in entry:
+            wet_of[name] = _wet_name(name, entry[WET_KEY])
         if kind == "soil":
             entry = {k: v for k, v in entry.items() if k in SOIL_BY_KEY or k in _SOIL_HARD_DEFAULTS}
         values, src = parse(f"{name}", entry, base_values)
@@ -287,14 +319,16 @@ def load_surface_table(surfaces_path: str | Path | None = None, soils_path: str 
     surfaces_path = Path(surfaces_path) if surfaces_path is not None else paths.config_path("surfaces.json")
     rows: dict[str, dict] = {}
     sources: dict[str, dict] = {}
-    _add_entries(rows, sources, _read_json(surfaces_path, "surfaces"), "hard", str(surfaces_path))
+    wet_of: dict[str, str] = {}
+    _add_entries(rows, sources, _read_json(surfaces_path, "surfaces"), "hard", str(surfaces_path), wet_of)
     soils_path = Path(soils_path) if soils_path is not None else paths.config_path("soils.json")
     if soils_path.exists():
-        _add_entries(rows, sources, _read_json(soils_path, "soils"), "soil", str(soils_path))
+        _add_entries(rows, sources, _read_json(soils_path, "soils"), "soil", str(soils_path), wet_of)
     if extra:
         if not isinstance(extra, Mapping):
             raise ValueError("extra surfaces must be a dict {name: {field: value}}")
-        _add_entries(rows, sources, extra, "auto", "extra surfaces")
+        _add_entries(rows, sources, extra, "auto", "extra surfaces", wet_of)
+    _set_wet_fields(rows, wet_of)
     records = np.zeros(len(rows), dtype=SURFACE_DTYPE).view(np.recarray)
     for i, values in enumerate(rows.values()):
         for key, value in values.items():

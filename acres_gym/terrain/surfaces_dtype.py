@@ -22,6 +22,14 @@ SURFACE_DTYPE = np.dtype([
     ("soil_cohesion_pa", np.float64),     # cohesion c, Pa
     ("soil_friction_deg", np.float64),    # internal friction angle phi, deg
     ("soil_shear_modulus_m", np.float64), # Janosi-Hanamoto shear deformation modulus K, m
+    # the same soil at a higher moisture content (wetness 1; the dry set at wetness 0; equal to it when the
+    # library has no wet measurement of the soil), SI as above
+    ("soil_wet_n", np.float64),
+    ("soil_wet_kc", np.float64),
+    ("soil_wet_kphi", np.float64),
+    ("soil_wet_cohesion_pa", np.float64),
+    ("soil_wet_friction_deg", np.float64),
+    ("soil_wet_shear_modulus_m", np.float64),
 ])
 # One dtype object for the tables the kernels receive (numba looks array types up by their dtype object).
 SURFACE_RECORD_DTYPE = np.dtype((np.record, SURFACE_DTYPE))

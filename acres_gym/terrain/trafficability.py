@@ -4,27 +4,34 @@ For a surface row of the surface table, its wetness and a grade (uphill along th
 ``drawbar_margin_n`` returns, for a range (H or L) and a drive mode (Turf, 2WD, AWD), the drawbar-pull
 margin of a hill start at full throttle, N:
 
-    margin = min(traction of the driven wheels, engine-side force - their motion resistance)
-             - motion resistance of the free-rolling wheels - m g sin(theta)
+    hard ground: margin = min(traction of the driven wheels, engine-side force - their rolling resistance)
+                          - rolling resistance of the free-rolling wheels - m g sin(theta)
+    soil:        margin = min(traction of the driven wheels, engine-side force)
+                          - motion resistance of all four wheels - m g sin(theta)
 
 computed with the same functions the wheels run every tick (``acres_gym.model``), never a second copy
 of a formula:
 
 - wheel loads: the finalised static loads ``static_load_n`` times cos(theta), plus the grade's load
   transfer m g sin(theta) h / L from the front to the rear axle;
-- on soil (``row.is_soil``): Wong's tyre (``soil.tyre_on_soil``) for sinkage, contact length, compaction
-  and hysteresis resistance; the shear plateau ``soil.max_shear_force`` capped at ``SOIL_FRICTION_CAP``
-  x load as in ``wheel.soil_contact``; the rear wheels' compaction less the front's (the multi-pass rule
+- on soil (``row.is_soil``): the soil at the wetness (``soil.soil_at_wetness``), Wong's tyre
+  (``soil.tyre_on_soil``) for sinkage, contact length, compaction
+  and hysteresis resistance; the shear plateau ``soil.tyre_shear_limit`` as in ``wheel.soil_contact``; the rear wheels' compaction less the front's (the multi-pass rule
   of ``wheel.soil_contact``: a rear wheel in the front wheel's rut);
-- on hard ground: ``tyre.wet_friction`` at zero sliding speed x load, rolling resistance
+- on hard ground: ``tyre.wet_friction`` x load, for a driven wheel at the sliding speed it spins at in a
+  stall (``stall_sliding_speed_mps``: the engine's power balance, the water film's loss included), for a
+  free-rolling one at zero, rolling resistance
   ``rolling_resistance`` x the surface's scale x load (as ``wheel.prepare_wheel``);
-- the motion resistance acts in the model as a friction torque on each wheel (``wheel.prepare_wheel``:
-  ``resist_torque_nm``), not as a force on the ground: a driven wheel pays its resistance out of the
-  engine's torque, a free-rolling wheel (the front ones in Turf and 2WD) out of a braking tyre force,
-  at most its F_max (beyond it the wheel locks and skids, as the front wheels do on snow in 2WD);
-- traction of the driven wheels: the friction circle ``tyre.saturation`` at the spring demand cap
-  ``tyre.DEFLECTION_LIMIT`` x F_max (0.80 F_max on soil, 0.99 F_max on hard ground): what a spinning
-  tyre's spring delivers (its damper adds a little more at high slip speed, which this figure leaves out).
+- the motion resistance: on hard ground a friction torque on each wheel (``wheel.prepare_wheel``:
+  ``resist_torque_nm``): a driven wheel pays it out of the engine's torque, a free-rolling wheel (the front
+  ones in Turf and 2WD) out of a braking tyre force, at most its F_max (beyond it the wheel locks and
+  skids); on soil a force at the contact (``wheel.soil_contact``, ``chassis.contact_impulses``,
+  Wong's drawbar pull = thrust - R_c - R_h): every wheel's resistance is subtracted from the thrust
+  whatever drives it, and the engine pays only the thrust;
+- traction of the driven wheels, what a wheel spinning in a stall delivers: on hard ground the friction
+  circle ``tyre.saturation`` at the spring demand cap ``tyre.DEFLECTION_LIMIT`` x F_max (0.99 F_max; its
+  damper adds a little more at high slip speed, which this figure leaves out); on soil Janosi-Hanamoto's
+  thrust at full slip (``soil.janosi_thrust`` at i = 1, the curve the tyre follows up to there).
   Driven wheels: the rear two in Turf and 2WD
   (on uniform ground the open rear differential of Turf pulls as the locked one), all four in AWD (the
   front demand drive engages as soon as the rear wheels slip, as they do in a stall);
@@ -33,6 +40,9 @@ of a formula:
   torque (``engine.engine_curves``, a brake torque, less the accessories); the belt sits at its low ratio, so the
   carrier force is that torque x ``cvt_low_ratio`` x the range's rear ratio (``cvt.gear_ratios``) x belt
   and gear efficiencies / tyre radius.
+
+On soil where the wheels sink to the ground clearance (``high_centred``) the underbody rests on the soil
+and no start succeeds: the margin is minus the weight.
 
 A positive margin climbs from rest, a negative one stalls (or slides back); ``verdict`` names the
 outcome, with margins within ``MARGINAL_SHARE`` of the weight called "marginal" (the damper share of a
@@ -64,9 +74,14 @@ from acres_gym.constants import (
 )
 from acres_gym.model.cvt import clutch_forward_capacity, gear_ratios
 from acres_gym.model.engine import engine_curves
-from acres_gym.model.soil import max_shear_force, tyre_on_soil
-from acres_gym.model.tyre import DEFLECTION_LIMIT, SHAPE_JANOSI, SHAPE_TANH, saturation, wet_friction
-from acres_gym.model.wheel import SOIL_FRICTION_CAP
+from acres_gym.model.soil import (
+    effective_shear_modulus,
+    janosi_thrust,
+    soil_at_wetness,
+    tyre_on_soil,
+    tyre_shear_limit,
+)
+from acres_gym.model.tyre import DEFLECTION_LIMIT, SHAPE_TANH, saturation, wet_friction
 
 RANGES = {"H": GEAR_HIGH, "L": GEAR_LOW}
 DRIVE_MODES = {DRIVE_MODE_NAMES[m]: m for m in (DRIVE_TURF, DRIVE_TWO_WHEEL, DRIVE_ALL_WHEEL)}
@@ -74,6 +89,7 @@ MARGINAL_SHARE = 0.02  # |margin| below this share of the weight: "marginal"
 GRADE_SEARCH = (-1.0, 2.0)  # grade_limit searches tan(theta) in this interval (-45 deg .. 63 deg)
 GRADE_ITERATIONS = 40
 CLUTCH_ITERATIONS = 60
+POWER_SPEEDS = 64  # engine speeds engine_power_w samples
 
 
 @njit(cache=True)
@@ -105,19 +121,93 @@ def engine_force_n(p, gear):
 
 
 @njit(cache=True)
-def _wheel(p, i, row, wetness, load):
-    """(F_max, motion resistance, compaction) of wheel ``i`` under ``load`` on surface ``row``."""
+def engine_power_w(p):
+    """The engine's largest net wide-open-throttle power, W: ``engine.engine_curves`` less the accessories
+    times the engine speed, the best of ``POWER_SPEEDS`` speeds from idle to the rev limit."""
+    best = 0.0
+    for k in range(POWER_SPEEDS):
+        rpm = p.idle_rpm + (p.max_rpm - p.idle_rpm) * k / (POWER_SPEEDS - 1)
+        wot, _friction, _pumping = engine_curves(p, rpm)
+        best = max(best, (wot - p.accessory_nm) * rpm * RPM_TO_RAD_S)
+    return best
+
+
+@njit(cache=True)
+def range_top_speed_mps(p, gear):
+    """The fastest the wheels turn in ``gear`` (surface speed, m/s): the rev limit through the belt's overdrive
+    and the range's reduction, or the governed top speed if lower."""
+    reduction, _ring = gear_ratios(p, gear)
+    rev_limited = p.max_rpm * RPM_TO_RAD_S / (p.cvt_high_ratio * abs(reduction)) * p.tyre_radius_m
+    return min(rev_limited, p.top_speed_mps)
+
+
+@njit(cache=True)
+def stall_sliding_speed_mps(p, row, wetness, gear, driven_load_n):
+    """Sliding speed of the driven wheels in a stall on hard ground, m/s: they spin up until their friction
+    force times their surface speed takes the engine's power through the belt and gears
+    (``engine_power_w`` x ``belt_efficiency`` x ``gear_efficiency``), or to ``range_top_speed_mps``. The
+    friction falls with the sliding speed on wet ground (``tyre.wet_friction``, the water film), so a wet
+    stall spins faster and grips less than the friction at rest says. v mu(v) N is increasing in v (the
+    film loss is below 1), so the balance is found by bisection."""
+    power = engine_power_w(p) * p.belt_efficiency * p.gear_efficiency
+    top = range_top_speed_mps(p, gear)
+    lo, hi = 0.0, top
+    mu_top = wet_friction(row.mu_dry, row.mu_wet, wetness, row.film_loss, row.film_speed_mps, top)
+    if top * mu_top * driven_load_n <= power:
+        return top
+    for _ in range(CLUTCH_ITERATIONS):
+        mid = 0.5 * (lo + hi)
+        mu = wet_friction(row.mu_dry, row.mu_wet, wetness, row.film_loss, row.film_speed_mps, mid)
+        if mid * mu * driven_load_n < power:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+@njit(cache=True)
+def _soil_wheel(p, i, row, wetness, load):
+    """Wheel ``i`` under ``load`` on soil ``row`` at ``wetness`` (``soil.soil_at_wetness``), as
+    ``wheel.soil_contact`` has it: (F_max, contact length, K_eff, compaction, hysteresis)."""
+    width = p.tyre_width_m[i]
+    n, kc, kphi, cohesion, friction_deg, shear_modulus = soil_at_wetness(row, wetness)
+    sinkage, length, compaction, hysteresis, _e = tyre_on_soil(
+        load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
+        p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, n, kc, kphi)
+    f_max = tyre_shear_limit(load, width * length, length, cohesion, friction_deg * math.pi / 180.0,
+                             p.tyre_lug_area_share, p.tyre_lug_height_m, min(sinkage, p.tyre_radius_m))
+    return f_max, length, effective_shear_modulus(shear_modulus, p.tyre_shear_compliance_m), compaction, hysteresis
+
+
+@njit(cache=True)
+def _wheel(p, i, row, wetness, load, sliding_mps):
+    """(F_max, traction of the wheel spinning in a stall, motion resistance, compaction) of wheel ``i`` under
+    ``load`` on surface ``row``; on hard ground the friction at the sliding speed ``sliding_mps`` (0 for a
+    free-rolling wheel, ``stall_sliding_speed_mps`` for a driven one)."""
     if row.is_soil != 0:
-        width = p.tyre_width_m[i]
-        _z, length, compaction, hysteresis, _e = tyre_on_soil(
-            load, width, p.tyre_radius_m, p.tyre_inflation_kpa * 1e3, p.tyre_carcass_pressure_kpa * 1e3,
-            p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis, p.tyre_section_m, row.soil_n, row.soil_kc,
-            row.soil_kphi)
-        f_max = max_shear_force(load, width * length, length, row.soil_cohesion_pa,
-                                row.soil_friction_deg * math.pi / 180.0, p.tyre_lug_area_share, p.tyre_lug_height_m)
-        return min(f_max, SOIL_FRICTION_CAP * load), compaction + hysteresis, compaction
-    mu = wet_friction(row.mu_dry, row.mu_wet, wetness, row.film_loss, row.film_speed_mps, 0.0)
-    return mu * load, p.rolling_resistance * row.rolling_resistance_scale * load, 0.0
+        f_max, length, k_eff, compaction, hysteresis = _soil_wheel(p, i, row, wetness, load)
+        spinning, _d = janosi_thrust(1.0, f_max, length, k_eff)
+        return f_max, spinning, compaction + hysteresis, compaction
+    mu = wet_friction(row.mu_dry, row.mu_wet, wetness, row.film_loss, row.film_speed_mps, sliding_mps)
+    f_max = mu * load
+    spinning, _dg = saturation(DEFLECTION_LIMIT * f_max, f_max, SHAPE_TANH)
+    return f_max, spinning, p.rolling_resistance * row.rolling_resistance_scale * load, 0.0
+
+
+@njit(cache=True)
+def high_centred(p, row, wetness):
+    """Whether the vehicle standing on level soil ``row`` at ``wetness`` sinks onto its underbody: the
+    wheels' mean static sinkage (``soil.tyre_on_soil`` at the static loads, bounded by the tyre radius as
+    in ``wheel.soil_contact``) reaches the ground clearance (``model/underbody.py``)."""
+    total = 0.0
+    for i in range(4):
+        n, kc, kphi, _c, _phi, _k = soil_at_wetness(row, wetness)
+        z, _l, _rc, _rh, _e = tyre_on_soil(
+            p.static_load_n[i], p.tyre_width_m[i], p.tyre_radius_m, p.tyre_inflation_kpa * 1e3,
+            p.tyre_carcass_pressure_kpa * 1e3, p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis,
+            p.tyre_section_m, n, kc, kphi)
+        total += min(z, p.tyre_radius_m)
+    return 0.25 * total >= p.ground_clearance_m
 
 
 @njit(cache=True)
@@ -136,22 +226,60 @@ def drawbar_margin_n(p, row, wetness, grade, gear, drive_mode, in_rut=True):
     free_resistance = 0.0
     front_left = 0.0
     front_right = 0.0
+    sliding = 0.0
+    if row.is_soil == 0:
+        driven_load = 0.0
+        for i in range(4):
+            if i >= 2 or drive_mode == DRIVE_ALL_WHEEL:
+                driven_load += max(p.static_load_n[i] * c + (transfer if i >= 2 else -transfer), 0.0)
+        sliding = stall_sliding_speed_mps(p, row, wetness, gear, driven_load)
     for i in range(4):
         load = max(p.static_load_n[i] * c + (transfer if i >= 2 else -transfer), 0.0)
-        f_max, r, compaction = _wheel(p, i, row, wetness, load)
+        driven = i >= 2 or drive_mode == DRIVE_ALL_WHEEL
+        f_max, spinning, r, compaction = _wheel(p, i, row, wetness, load, sliding if driven else 0.0)
         if i == 0:
             front_left = compaction
         elif i == 1:
             front_right = compaction
         elif in_rut:  # the rear wheel runs in the front wheel's rut: it compacts only from there (wheel.soil_contact)
             r -= min(compaction, front_left if i == 2 else front_right)
-        if i >= 2 or drive_mode == DRIVE_ALL_WHEEL:
-            g, _dg = saturation(DEFLECTION_LIMIT * f_max, f_max, SHAPE_JANOSI if row.is_soil != 0 else SHAPE_TANH)
-            traction += g
+        if driven:
+            traction += spinning
             driven_resistance += r
-        else:  # a wheel whose resistance the tyre cannot overcome locks and skids at F_max
+        elif row.is_soil != 0:
+            free_resistance += r
+        else:  # a wheel whose rolling resistance the tyre cannot overcome locks and skids at F_max
             free_resistance += min(r, f_max)
+    if row.is_soil != 0:  # the resistance acts at the contacts, not through the wheels' torque
+        if high_centred(p, row, wetness):  # the underbody rests on the soil: no start at any grade
+            return -weight
+        return min(traction, engine_force_n(p, gear)) - driven_resistance - free_resistance - weight * s
     return min(traction, engine_force_n(p, gear) - driven_resistance) - free_resistance - weight * s
+
+
+@njit(cache=True)
+def level_pull_n(p, row, slip, wetness=0.0, in_rut=True):
+    """Drawbar pull of the whole vehicle on level soil with all four wheels at slip ``slip``, N: the sum over
+    the wheels at their static loads of Wong's DP = F(i) - R_c - R_h (``soil.janosi_thrust`` of
+    ``soil.tyre_shear_limit``, ``soil.tyre_on_soil``) on the soil at ``wetness``, the rear wheels'
+    compaction less the front's when ``in_rut`` (``wheel.soil_contact``'s multi-pass rule). Soil rows only
+    (0 on hard ground)."""
+    if row.is_soil == 0:
+        return 0.0
+    total = 0.0
+    front_left = 0.0
+    front_right = 0.0
+    for i in range(4):
+        f_max, length, k_eff, compaction, hysteresis = _soil_wheel(p, i, row, wetness, p.static_load_n[i])
+        thrust, _d = janosi_thrust(slip, f_max, length, k_eff)
+        if i == 0:
+            front_left = compaction
+        elif i == 1:
+            front_right = compaction
+        elif in_rut:
+            compaction = max(0.0, compaction - (front_left if i == 2 else front_right))
+        total += thrust - compaction - hysteresis
+    return total
 
 
 @njit(cache=True)

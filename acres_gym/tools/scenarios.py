@@ -366,21 +366,58 @@ def soil_static_sinkage(surface: str, seconds: float = 2.0) -> dict:
             "max_relative_error": float(np.max(np.abs(measured / expected - 1.0)))}
 
 
-def soil_drawbar_pull(surface: str, slip_ratio: float, wheel: int = 2) -> dict:
+def _wong_pull(p, row, wetness: float, slip_ratio: float, wheel: int, load: float) -> float:
+    """``model.soil.drawbar_pull`` of wheel ``wheel`` under ``load`` on surface ``row`` at ``wetness``."""
+    from acres_gym.model.soil import drawbar_pull, soil_at_wetness
+    n, kc, kphi, cohesion, friction_deg, shear_modulus = soil_at_wetness(row, float(wetness))
+    return float(drawbar_pull(slip_ratio, load, p.tyre_width_m[wheel], p.tyre_radius_m, p.tyre_inflation_kpa * 1e3,
+                              p.tyre_carcass_pressure_kpa * 1e3, p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis,
+                              p.tyre_section_m, n, kc, kphi, cohesion, math.radians(friction_deg), shear_modulus,
+                              p.tyre_shear_compliance_m, p.tyre_lug_area_share, p.tyre_lug_height_m))
+
+
+def soil_drawbar_pull(surface: str, slip_ratio: float, wheel: int = 2, wetness: float = 0.0) -> dict:
     """Drawbar pull over load of one of the vehicle's tyres (default: rear left at its static load) on
-    ``surface`` at a slip ratio (Wong: gross thrust minus compaction and hysteresis resistance)."""
-    from acres_gym.model.soil import drawbar_pull
+    ``surface`` at ``wetness`` at a slip ratio (Wong: gross thrust minus compaction and hysteresis resistance)."""
     from acres_gym.params import load_vehicle
     from acres_gym.terrain import surface_row
     p = load_vehicle("polaris_ranger_crew_xp1000")
-    row = surface_row(surface)
     load = float(p.static_load_n[wheel])
-    pull = drawbar_pull(slip_ratio, load, p.tyre_width_m[wheel], p.tyre_radius_m, p.tyre_inflation_kpa * 1e3,
-                        p.tyre_carcass_pressure_kpa * 1e3, p.tyre_vertical_stiffness_n_m, p.tyre_hysteresis,
-                        p.tyre_section_m, row.soil_n, row.soil_kc, row.soil_kphi, row.soil_cohesion_pa,
-                        math.radians(row.soil_friction_deg), row.soil_shear_modulus_m, p.tyre_shear_compliance_m,
-                        p.tyre_lug_area_share, p.tyre_lug_height_m)
+    pull = _wong_pull(p, surface_row(surface), wetness, slip_ratio, wheel, load)
     return {"pull_over_load": pull / load, "load_n": load}
+
+
+RIG_WHEEL_INERTIA_KG_M2 = 50.0  # the rig's wheels: the schema's largest spin inertia, a flywheel the tyre
+#                                 force barely slows within a tick (the rig's motor holding the speed)
+
+
+def soil_wheel_rig(surface: str, slip_ratio: float, speed_mps: float = 2.0, seconds: float = 3.0,
+                   wheel: int = 0, wetness: float = 0.0) -> dict:
+    """Wheels held at a fixed slip on flat soil, as on a single-wheel tester: the vehicle's forward speed is
+    held at ``speed_mps`` and every wheel's spin (a flywheel, ``RIG_WHEEL_INERTIA_KG_M2``) is set each tick to
+    speed / ((1 - i) r) with its rolling radius r (slip i = (omega r - v) / (omega r)); after
+    ``seconds`` the measured wheel's net longitudinal force at the contact (shear force plus the contact
+    resistance) over its load, against Wong's drawbar pull (``model.soil.drawbar_pull``) at that wheel's
+    load and slip, on the soil at ``wetness`` (the whole ground at that wetness). The default wheel is a front one: it runs on fresh soil, where ``drawbar_pull`` holds
+    (a rear wheel runs in its rut)."""
+    if not 0.0 <= slip_ratio < 1.0:
+        raise ValueError(f"slip_ratio = {slip_ratio!r}: expected a number in [0, 1)")
+    sim = _sim(flat(surface, wetness=wetness), overrides={"tyre.spin_inertia_kg_m2": RIG_WHEEL_INERTIA_KG_M2},
+               gear=GEAR_NEUTRAL)
+    s = sim.state
+    for _ in range(int(seconds * PHYSICS_HZ)):
+        s.velocity_mps[0, 0] = speed_mps
+        s.velocity_mps[0, 1] = 0.0
+        s.angular_velocity_rad_s[0, 2] = 0.0
+        s.wheel_omega_rad_s[0, :] = speed_mps / ((1.0 - slip_ratio) * s.rolling_radius_m[0])
+        sim.step(1)
+    p = sim.params[0]
+    row = sim.terrain.surfaces.row(surface)
+    load = float(s.normal_load_n[0, wheel])
+    net = float(s.tyre_fx_n[0, wheel] + s.contact_resistance_n[0, wheel])
+    model = _wong_pull(p, row, wetness, slip_ratio, wheel, load)
+    return {"pull_over_load": net / load, "model_over_load": float(model) / load, "load_n": load,
+            "slip": float(s.slip_ratio[0, wheel]), "sinkage_m": float(s.sinkage_m[0, wheel])}
 
 
 def soil_motion_resistance(surface: str = "dry_sand", speed_mps: float = 5.0) -> dict:

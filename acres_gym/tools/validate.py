@@ -5,15 +5,20 @@
 
 A row is a name, the measured value, the reference range, the unit, pass/fail, the kind of check and the
 source of the reference. The manoeuvres are those of ``acres_gym.tools.scenarios`` (the test suite runs the same
-ones). Two kinds of row:
+ones). Three kinds of row:
 
 - ``independent``: the reference does not come from the model's own parameters or formulas: a physical
   law the result must obey whatever the parameters (force balance at rest, energy conservation, a held
-  vehicle standing still, the low-speed kinematic path), or a published figure or class band the
-  parameters were not set or tuned to reproduce.
+  vehicle standing still, the low-speed kinematic path), or a published figure the parameters were not
+  set or tuned to reproduce.
 - ``consistency``: the reference is the model's own parameter or formula (a second copy of it), or a
   figure its parameters were set or tuned to reproduce: the row shows that the code does what its
   parameters say, not that the vehicle does.
+- ``acceptance``: the reference is a plausibility band this project set (a class figure, "no force
+  spike"), neither a published measurement nor the model's own formula: the row shows the model stays
+  plausible, not that it matches a measurement.
+
+A row's band is never wider than the published range its source gives.
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ from acres_gym.tools.dbw_validation import DBW_CHECKS
 
 INDEPENDENT = "independent"
 CONSISTENCY = "consistency"
-KINDS = (INDEPENDENT, CONSISTENCY)
-I, C = INDEPENDENT, CONSISTENCY  # short forms for the table below
+ACCEPTANCE = "acceptance"
+KINDS = (INDEPENDENT, CONSISTENCY, ACCEPTANCE)
+I, C, A = INDEPENDENT, CONSISTENCY, ACCEPTANCE  # short forms for the table below
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,7 @@ class Check:
     high: float
     source: str
     measure: Callable[[], float]
-    kind: str  # INDEPENDENT or CONSISTENCY (module docstring)
+    kind: str  # INDEPENDENT, CONSISTENCY or ACCEPTANCE (module docstring)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -124,7 +130,7 @@ CHECKS: list[Check] = [
           "governor holds engine.top_speed_mps, set to the OEM 'about 62 mph' (reference §1.1)", _top_speed_ratio,
           C),
     Check("0-30 mph, H, full throttle", "s", 4.0, 9.0, "UTV class figure (project acceptance band)",
-          lambda: scenarios.full_throttle(GEAR_HIGH, seconds=12.0)["time_to_30mph_s"], I),
+          lambda: scenarios.full_throttle(GEAR_HIGH, seconds=12.0)["time_to_30mph_s"], A),
     Check("engine vs full-load shift speed while upshifting", "rpm", 0.0, 300.0,
           "PVT holds the engine near peak power (reference §1.1)", _shift_hold, C),
     Check("top speed, L (rev limited)", "m/s", 12.0, 16.0,
@@ -141,7 +147,7 @@ CHECKS: list[Check] = [
     Check("60 s cycle: ledger residual / fuel", "%", -1.0, 1.0, "energy conservation (seed FEnergyFlows)",
           lambda: 100.0 * scenarios.drive_cycle_ledger()["residual_share"], I),
     Check("fuel at 15 m/s", "L/100km", 8.0, 25.0, "UTV class figure (project acceptance band)",
-          lambda: scenarios.cruise_fuel(15.0)["l_per_100km"], I),
+          lambda: scenarios.cruise_fuel(15.0)["l_per_100km"], A),
     # soil
     Check("static sinkage vs Wong, dry sand", "%", 0.0, 10.0, "Bekker/Wong closed form (reference §2.1)",
           _sinkage("dry_sand"), C),
@@ -151,24 +157,26 @@ CHECKS: list[Check] = [
           _sinkage("clayey_soil"), C),
     Check("LETE sand: drawbar pull / load at 20 % slip", "1", 0.2, 0.5,
           "tractive effort of dense sand (project acceptance band; Wong LETE sand)",
-          lambda: scenarios.soil_drawbar_pull("lete_sand", 0.2)["pull_over_load"], I),
-    Check("dry sand: motion resistance at 5 m/s", "1", 0.04, 0.25,
+          lambda: scenarios.soil_drawbar_pull("lete_sand", 0.2)["pull_over_load"], A),
+    Check("dry sand: motion resistance at 5 m/s", "1", 0.1, 0.2,
           "loose sand f_r 0.1-0.2 (reference §3.3, Carvill)",
           lambda: scenarios.soil_motion_resistance("dry_sand")["coefficient"], I),
     Check("dry sand: top speed loss vs asphalt", "m/s", 2.0, 25.0, "compaction resistance (Wong)",
           _sand_top_speed_loss, C),
-    Check("15 % weak soil + 450 kg: 2WD speed", "m/s", 0.0, 0.3, "rear traction < grade resistance",
-          lambda: scenarios.grade_climb("sandy_loam_wet", DRIVE_TWO_WHEEL)["speed_mps"], C),
-    Check("15 % weak soil + 450 kg: AWD speed", "m/s", 1.0, 20.0, "four-wheel traction",
-          lambda: scenarios.grade_climb("sandy_loam_wet", DRIVE_ALL_WHEEL)["speed_mps"], C),
-    Check("35 % sandy loam + 450 kg, AWD: H speed", "m/s", 0.0, 0.5,
+    Check("20 % dry sand + 450 kg, L: 2WD speed", "m/s", -0.3, 0.3,
+          "two tyres' thrust < resistance + grade (trafficability: 2WD limit 15 %)",
+          lambda: scenarios.grade_climb("dry_sand", DRIVE_TWO_WHEEL, percent=20.0)["speed_mps"], C),
+    Check("20 % dry sand + 450 kg, L: AWD speed", "m/s", 1.0, 20.0,
+          "four-wheel traction (trafficability: AWD limit 27 %)",
+          lambda: scenarios.grade_climb("dry_sand", DRIVE_ALL_WHEEL, percent=20.0)["speed_mps"], C),
+    Check("35 % sandy loam + 450 kg, AWD: H speed", "m/s", -0.5, 0.5,
           "L: 2.25x the torque (rear ratios 26.19 / 11.64)",
           lambda: scenarios.grade_climb("sandy_loam", DRIVE_ALL_WHEEL, percent=35.0, gear=GEAR_HIGH)["speed_mps"], C),
-    Check("35 % sandy loam + 450 kg, AWD: L speed", "m/s", 2.0, 20.0,
+    Check("35 % sandy loam + 450 kg, AWD: L speed", "m/s", 1.5, 20.0,
           "L for towing, rough ground (reference §1.1, Polaris)",
           lambda: scenarios.grade_climb("sandy_loam", DRIVE_ALL_WHEEL, percent=35.0)["speed_mps"], C),
     Check("asphalt -> sand at 10 m/s: peak load / static", "1", 0.0, 2.0, "no force spike (project acceptance band)",
-          lambda: scenarios.surface_transition()["peak_load_ratio"], I),
+          lambda: scenarios.surface_transition()["peak_load_ratio"], A),
     Check("60 s cycle on sandy loam: ledger residual / fuel", "%", -1.0, 1.0, "energy conservation",
           lambda: 100.0 * scenarios.drive_cycle_ledger(terrain=flat("sandy_loam"))["residual_share"], I),
 ]

@@ -35,7 +35,9 @@ crawled:
 generator's ``grade_margin`` x the climbable one, is below 5 %), 2 grade (the steeper of the body's pitch and
 the terrain's grade over
 the next 4 m exceeds that figure, the slope across the heading exceeds the routes' ``max_side_grade``, or
-the vehicle rolled over within 4 m of a slope steeper than that), 3 neither; 0 otherwise.
+the vehicle rolled over within 4 m of a slope steeper than that), 3 neither, 4 high-centred (its underbody
+rested on the ground when the episode ended: the state's ``high_centred``, ``acres_gym.model.underbody``);
+0 otherwise.
 
 Scoring (``OffroadNavigationTask.scoring``): the success rate (the goal reached; higher is better), the time
 to the goal (over the episodes that reached it), fuel, the distance left to the goal and the distance driven;
@@ -78,6 +80,7 @@ TERRAIN_KEYS = tuple(k for k in TERRAIN_DEFAULTS if k not in GRID_KEYS)  # task_
 TEST_SALT = 0x7E57  # mixed into the terrain seed of the test split
 SOIL_STALL_GRADE = 0.05
 CRAWL_MPS = 0.5
+HIGH_CENTRED_CAUSE = 4  # ground_cause of an episode that ended with the underbody on the ground
 CRAWL_AFTER_S = 5.0
 L_INDEX, AWD_INDEX = 1, 2  # axes of grade_limit_table
 
@@ -344,6 +347,9 @@ class OffroadNavigationTask(Task):
             batch.crawl_counts[i, cause(i)] += 1
         short = rows & ended & ~task_flags["goal_reached"] & ~task_flags["no_go"]
         for i in np.flatnonzero(short):
+            if state["high_centred"][i]:
+                batch.ground_cause[i] = HIGH_CENTRED_CAUSE
+                continue
             counts, end = batch.crawl_counts[i], cause(i)
             batch.ground_cause[i] = end if end in (1, 2) or not counts[1:].any() else int(np.argmax(counts[1:]) + 1)
 
