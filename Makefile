@@ -25,8 +25,8 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(PY) -m acres_gym.tools.demo
-	$(PY) -m acres_gym.agents.evaluate --episodes 3 --env acres_gym/RangerSpeedTracking-v2
-	$(PY) -m acres_gym.agents.evaluate --episodes 3 --env acres_gym/RangerPathFollowing-v2
+	$(PY) -m acres_gym.agents.evaluate --episodes 3 --env acres_gym/RangerSpeedTracking-v3
+	$(PY) -m acres_gym.agents.evaluate --episodes 3 --env acres_gym/RangerPathFollowing-v3
 
 test: $(STAMP)
 	$(PY) -m pytest -q

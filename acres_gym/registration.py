@@ -7,10 +7,10 @@ docstring, ``acres_gym.envs.tasks``). Entry points are strings, so registering i
 ========================================== ===================================================
 id                                         entry points (``acres_gym.envs.tasks:``, single / vector)
 ========================================== ===================================================
-``acres_gym/RangerSpeedTracking-v2``       ``RangerSpeedTracking`` / ``RangerSpeedTrackingVector``
-``acres_gym/RangerPathFollowing-v2``       ``RangerPathFollowing`` / ``RangerPathFollowingVector``
-``acres_gym/RangerHillClimb-v0``           ``RangerHillClimb`` / ``RangerHillClimbVector``
-``acres_gym/RangerOffroadNavigation-v0``   ``RangerOffroadNavigation`` / ``RangerOffroadNavigationVector``
+``acres_gym/RangerSpeedTracking-v3``       ``RangerSpeedTracking`` / ``RangerSpeedTrackingVector``
+``acres_gym/RangerPathFollowing-v3``       ``RangerPathFollowing`` / ``RangerPathFollowingVector``
+``acres_gym/RangerHillClimb-v1``           ``RangerHillClimb`` / ``RangerHillClimbVector``
+``acres_gym/RangerOffroadNavigation-v1``   ``RangerOffroadNavigation`` / ``RangerOffroadNavigationVector``
 ========================================== ===================================================
 
 An id fixes its task, spaces and config: a config that changes the task kind (``task``) of an id is an
@@ -29,8 +29,8 @@ the episode::
     import gymnasium
     import acres_gym  # noqa: F401  (registers the ids)
 
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v2", render_mode="rgb_array")
-    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v2", num_envs=16,
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v3", render_mode="rgb_array")
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v3", num_envs=16,
                               vectorization_mode="vector_entry_point")
 """
 
@@ -40,13 +40,13 @@ NAMESPACE = "acres_gym"
 
 # id -> (task config name, entry point, vector entry point)
 ENVIRONMENTS: dict[str, tuple[str, str, str]] = {
-    f"{NAMESPACE}/RangerSpeedTracking-v2": ("speed_tracking", "acres_gym.envs.tasks:RangerSpeedTracking",
+    f"{NAMESPACE}/RangerSpeedTracking-v3": ("speed_tracking", "acres_gym.envs.tasks:RangerSpeedTracking",
                                             "acres_gym.envs.tasks:RangerSpeedTrackingVector"),
-    f"{NAMESPACE}/RangerPathFollowing-v2": ("path_following", "acres_gym.envs.tasks:RangerPathFollowing",
+    f"{NAMESPACE}/RangerPathFollowing-v3": ("path_following", "acres_gym.envs.tasks:RangerPathFollowing",
                                             "acres_gym.envs.tasks:RangerPathFollowingVector"),
-    f"{NAMESPACE}/RangerHillClimb-v0": ("hill_climb", "acres_gym.envs.tasks:RangerHillClimb",
+    f"{NAMESPACE}/RangerHillClimb-v1": ("hill_climb", "acres_gym.envs.tasks:RangerHillClimb",
                                         "acres_gym.envs.tasks:RangerHillClimbVector"),
-    f"{NAMESPACE}/RangerOffroadNavigation-v0": ("offroad_navigation", "acres_gym.envs.tasks:RangerOffroadNavigation",
+    f"{NAMESPACE}/RangerOffroadNavigation-v1": ("offroad_navigation", "acres_gym.envs.tasks:RangerOffroadNavigation",
                                                 "acres_gym.envs.tasks:RangerOffroadNavigationVector"),
 }
 

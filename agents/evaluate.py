@@ -17,7 +17,7 @@ RLlib checkpoint, ``acres_gym.agents.rllib.rllib_policy_factory(checkpoint_dir)`
 ``compare({name: (factory, action_mode or None)}, env_id, ...)`` evaluates several on the same seeds and
 ``format_table`` prints them.
 
-Command line: ``python -m acres_gym.agents.evaluate --env acres_gym/RangerSpeedTracking-v2 --episodes 8`` compares
+Command line: ``python -m acres_gym.agents.evaluate --env acres_gym/RangerSpeedTracking-v3 --episodes 8`` compares
 the task's classical baselines (``Scoring.baselines``: ``ulc_pure_pursuit`` and ``pedal_pid`` for the path
 tasks, ``straight_line`` and ``terrain_planner`` for navigation) and prints the task's figures, the failure share
 and each failure cause (``--json`` writes every figure per episode); ``--split test`` evaluates the navigation
@@ -168,7 +168,7 @@ def format_table(results: Mapping[str, Mapping[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default=None,
-                        help="a registered id (default: the model's, else acres_gym/RangerSpeedTracking-v2)")
+                        help="a registered id (default: the model's, else acres_gym/RangerSpeedTracking-v3)")
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--seed", type=int, default=100_000)
     parser.add_argument("--model", default=None, help="a model.zip saved by train.py (its run directory), or an "
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="the navigation task's terrain distribution (task_options.split): test = held out")
     add_config_arguments(parser)
     args = parser.parse_args(argv)
-    env_id, config, entries = args.env or "acres_gym/RangerSpeedTracking-v2", {}, {}
+    env_id, config, entries = args.env or "acres_gym/RangerSpeedTracking-v3", {}, {}
     from acres_gym.agents.rllib import is_rllib_checkpoint  # imports Ray only when a checkpoint is loaded
 
     if args.model and is_rllib_checkpoint(args.model):

@@ -40,7 +40,7 @@ VECTOR_MODE = "vector_entry_point"
 
 DEFAULTS: dict[str, Any] = {
     "algo": "ppo",
-    "env_id": "acres_gym/RangerPathFollowing-v2",
+    "env_id": "acres_gym/RangerPathFollowing-v3",
     "env_config": {},
     "num_env_runners": 1,            # 0 = sample in the driver process
     "vehicles_per_runner": 16,       # vehicles of each runner's native vector env

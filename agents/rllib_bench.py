@@ -1,6 +1,6 @@
 """Sampling throughput: RLlib env runners (native vector envs) against stable-baselines3 with as many vehicles.
 
-    python -m acres_gym.agents.rllib_bench [--env acres_gym/RangerPathFollowing-v2] [--vehicles 16]
+    python -m acres_gym.agents.rllib_bench [--env acres_gym/RangerPathFollowing-v3] [--vehicles 16]
                                            [--runners 1 2] [--steps 256]
 
 For each runner count k, RLlib PPO (the ``rllib_ppo_path_following`` policy network, exploring) samples
@@ -75,7 +75,7 @@ def sb3_steps_per_s(env_id: str, vehicles: int, steps: int) -> float:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--env", default="acres_gym/RangerPathFollowing-v2")
+    parser.add_argument("--env", default="acres_gym/RangerPathFollowing-v3")
     parser.add_argument("--vehicles", type=int, default=16, help="vehicles per RLlib env runner")
     parser.add_argument("--runners", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--steps", type=int, default=256, help="control steps per vehicle timed")

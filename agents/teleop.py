@@ -1,7 +1,7 @@
 """A driver's seat: drive the Ranger from the keyboard (or a gamepad) through its DBW commands, record the
 drive as an ``acres-replay`` command log and, optionally, as a demonstration dataset.
 
-``python -m acres_gym.agents.teleop`` opens the pygame view of ``acres_gym/RangerSpeedTracking-v2``
+``python -m acres_gym.agents.teleop`` opens the pygame view of ``acres_gym/RangerSpeedTracking-v3``
 (``--env`` any registered id, ``--config`` / ``--set`` its task config as in ``acres_gym.agents.evaluate``,
 ``--seed`` the episode) and drives it in real time at the control rate. The environment runs with
 ``action_mode: dbw_command``, so every step sends the same DBW messages an agent's commands become:
@@ -97,7 +97,7 @@ from acres_gym.envs.actions import DbwCommandMode
 from acres_gym.envs.config import load_config, merge_configs
 from acres_gym.tools.replay import INPUT_COLUMNS
 
-DEFAULT_ENV = "acres_gym/RangerSpeedTracking-v2"
+DEFAULT_ENV = "acres_gym/RangerSpeedTracking-v3"
 DEMO_FORMAT = "acres-gym-demo-1"
 THROTTLE_RISE_PCT_S = 60.0
 THROTTLE_FALL_PCT_S = 150.0

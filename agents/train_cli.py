@@ -33,7 +33,7 @@ User errors, and missing or damaged run files, stop with a one-line message and 
 
 Training config keys (``configs/train/*.yaml``; unknown keys are an error):
 
-    algo: ppo | sac                  env_id: a registered id (acres_gym/RangerSpeedTracking-v2)
+    algo: ppo | sac                  env_id: a registered id (acres_gym/RangerSpeedTracking-v3)
     env_config: task config overrides (as gymnasium.make(env_id, config=...)): a dict, or the name of a
                 task config under configs/tasks (hill_climb)
     num_envs, total_steps, seed, out, device, torch_threads
@@ -77,7 +77,7 @@ from acres_gym.paths import config_path
 
 DEFAULTS = {
     "algo": "ppo",
-    "env_id": "acres_gym/RangerSpeedTracking-v2",
+    "env_id": "acres_gym/RangerSpeedTracking-v3",
     "env_config": {},
     "num_envs": 16,
     "total_steps": 200_000,

@@ -1,7 +1,7 @@
 """Watch a policy drive an episode in the pygame window, or save its frames as PNG files.
 
 ``python -m acres_gym.agents.watch`` shows the vehicle's ULC with pure-pursuit steering on
-``acres_gym/RangerPathFollowing-v2``; ``--policy`` takes a baseline name (``ulc_pure_pursuit``,
+``acres_gym/RangerPathFollowing-v3``; ``--policy`` takes a baseline name (``ulc_pure_pursuit``,
 ``pedal_pid``), ``random`` (uniform actions from the action space, seeded) or the ``model.zip`` of a
 ``train.py`` run, whose environment and task config are then used (``--env`` overrides the id). Episode
 ``k`` is seeded ``seed + k``, as in ``acres_gym.agents.evaluate``, so what you watch is what the evaluation scored.
@@ -33,7 +33,7 @@ from acres_gym.agents.evaluate import add_config_arguments, columns, config_from
 from acres_gym.envs.config import load_config
 from acres_gym.envs.tasks import Task, task_class
 
-DEFAULT_ENV = "acres_gym/RangerPathFollowing-v2"
+DEFAULT_ENV = "acres_gym/RangerPathFollowing-v3"
 
 
 def resolve_policy(policy: str, env_id: str | None, seed: int = 0) -> tuple[str, Callable, str | None, dict]:

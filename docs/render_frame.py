@@ -2,7 +2,7 @@
 
     python docs/render_frame.py [--out docs/debug_view.png] [--frames 300]
 
-Drives acres_gym/RangerPathFollowing-v2 on hilly ground with surface patches by the vehicle's ULC with
+Drives acres_gym/RangerPathFollowing-v3 on hilly ground with surface patches by the vehicle's ULC with
 pure-pursuit steering for 12 s, saves the frame, then prints the median and 90th percentile wall time
 (and the median CPU time of the process, less sensitive to a loaded machine) of
 ``env.render()`` (the HUD assembled from the environment plus the drawing), of the drawing alone
@@ -52,7 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     import pygame
 
-    venv = gymnasium.make_vec("acres_gym/RangerPathFollowing-v2", num_envs=1, vectorization_mode="vector_entry_point",
+    venv = gymnasium.make_vec("acres_gym/RangerPathFollowing-v3", num_envs=1, vectorization_mode="vector_entry_point",
                               render_mode="rgb_array", config=CONFIG, autoreset_mode="Disabled")
     policy = make_baseline("ulc_pure_pursuit", venv)
     obs, _ = venv.reset(seed=args.seed)

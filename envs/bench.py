@@ -41,8 +41,8 @@ import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.model import threading_layer  # noqa: F401  (the simulator's layer, before set_num_threads starts one)
 from acres_gym.model.threading_layer import use_parallel
 
-NAVIGATION_ID = "acres_gym/RangerOffroadNavigation-v0"
-PATH_ID = "acres_gym/RangerPathFollowing-v2"
+NAVIGATION_ID = "acres_gym/RangerOffroadNavigation-v1"
+PATH_ID = "acres_gym/RangerPathFollowing-v3"
 
 
 class Case(ABC):
@@ -340,7 +340,7 @@ def navigation_rows(seconds: float) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="wall time per figure")
-    parser.add_argument("--env", default="acres_gym/RangerSpeedTracking-v2")
+    parser.add_argument("--env", default="acres_gym/RangerSpeedTracking-v3")
     parser.add_argument("--threads", type=int, default=numba.config.NUMBA_NUM_THREADS,
                         help="Numba threads for the parallel kernels (default: all)")
     parser.add_argument("--rounds", type=int, default=5, help="slices per figure, interleaved (default 5)")

@@ -4,7 +4,7 @@ Configured by a task config (``acres_gym.envs.config``): a dict, a name under ``
 merged over the class's ``default_config`` (the registered tasks set one), then keyword overrides::
 
     env = RangerEnv("speed_tracking", control_hz=10, rewards={"energy": {"weight": 0.5}})
-    env = gymnasium.make("acres_gym/RangerPathFollowing-v2", render_mode="rgb_array",
+    env = gymnasium.make("acres_gym/RangerPathFollowing-v3", render_mode="rgb_array",
                          config={"action_mode": "steer_angle+ulc_accel"})
 
 Spaces are fixed at construction (from the config, never from an episode). ``reset(seed=...)`` seeds the

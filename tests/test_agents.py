@@ -21,8 +21,8 @@ from acres_gym.envs.tasks import RangerPathFollowing, RangerSpeedTracking
 FLAT = {"randomization": {"terrain": {"kind": "flat", "surface": "dry_asphalt"}, "patches": None, "wetness": None,
                           "payload": {"cargo_kg": None, "occupants": None},
                           "biases": {"ulc_speed_mps": None, "throttle_pct": None, "brake_bar": None}}}
-SPEED = "acres_gym/RangerSpeedTracking-v2"
-PATH = "acres_gym/RangerPathFollowing-v2"
+SPEED = "acres_gym/RangerSpeedTracking-v3"
+PATH = "acres_gym/RangerPathFollowing-v3"
 
 
 def test_ulc_baseline_tracks_the_speed_profile_on_flat_asphalt():
@@ -122,7 +122,7 @@ def test_evaluate_command_line_with_config_overrides(capsys):
           "--set", "randomization.terrain={kind: flat, surface: dry_asphalt, grade_pct: 10}",
           "--set", "randomization.patches=null"])
     out = capsys.readouterr().out
-    assert out.startswith("acres_gym/RangerSpeedTracking-v2, 1 episodes (seeds from 3):")
+    assert out.startswith("acres_gym/RangerSpeedTracking-v3, 1 episodes (seeds from 3):")
     rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
     assert set(rows) == {"ulc_pure_pursuit", "pedal_pid"} and rows["pedal_pid"][-1] == "10"  # 0.5 s at 20 Hz
     with pytest.raises(SystemExit) as stop:
@@ -158,7 +158,7 @@ def test_watch_on_navigation_reports_the_tasks_figures_and_takes_a_split(tmp_pat
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     from acres_gym.agents.watch import main
 
-    main(["--env", "acres_gym/RangerOffroadNavigation-v0", "--policy", "straight_line", "--split", "test",
+    main(["--env", "acres_gym/RangerOffroadNavigation-v1", "--policy", "straight_line", "--split", "test",
           "--seed", "2", "--frames", str(tmp_path), "--max-steps", "3", "--set", "max_episode_s=0.2"])
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("episode 0 (seed 2): return ") and "over 2 steps" in line  # 0.2 s at 10 Hz

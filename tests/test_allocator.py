@@ -19,7 +19,7 @@ import gymnasium as gym
 import acres_gym
 from acres_gym.model import allocator
 
-env = gym.make("acres_gym/RangerPathFollowing-v2").unwrapped
+env = gym.make("acres_gym/RangerPathFollowing-v3").unwrapped
 env.reset(seed=0)
 env.unwrapped._batch.pregen.max_pending = 0
 for seed in range(3):

@@ -79,7 +79,7 @@ def test_environment_config_takes_an_overlay(tmp_path):
     import gymnasium
 
     overlay = {"tyre": {"rolling_resistance": {"value": 0.031, "unit": "1", "source": "fitted: test, residual 0"}}}
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v2", config={"vehicle_overlay": overlay})
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={"vehicle_overlay": overlay})
     try:
         assert env.unwrapped.sim.params.rolling_resistance[0] == pytest.approx(0.031)
     finally:

@@ -41,7 +41,7 @@ def test_the_physics_ceiling_steps_from_the_environments_states_and_leaves_them_
     import gymnasium
     import numpy as np
 
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v2").unwrapped
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v3").unwrapped
     env.reset(seed=4)
     for _ in range(5):
         env.step(np.array([0.8], dtype=np.float32))  # pedal: throttle, so the vehicle moves

@@ -152,7 +152,7 @@ def test_decode_and_encode_take_one_action_or_a_batch(name, params):
 
 
 def test_decode_in_an_env_as_the_readme_shows_it():
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v2")
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v3")
     action = np.array([-0.25], dtype=np.float32)
     decoded = env.unwrapped.action_mode.decode(action)
     assert decoded["brake_pct"] == pytest.approx(25.0) and decoded["throttle_pct"] == 0.0
@@ -199,20 +199,20 @@ def _episode_length(env, skip: int = 0) -> int:
 def test_the_episode_length_follows_the_config_in_make(how):
     kwargs = {"config": {**LONG, "action_mode": "pedals"}} if how == "config" else {
         "config": {k: v for k, v in LONG.items() if k != "max_episode_s"}, "max_episode_s": 40.0}
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v2", **kwargs)
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v3", **kwargs)
     assert env.spec.max_episode_steps == env.unwrapped.spec.max_episode_steps == STEPS
     assert _episode_length(env) == STEPS
     env.close()
-    short = gymnasium.make("acres_gym/RangerSpeedTracking-v2", config={**LONG, "max_episode_s": 2.0})
+    short = gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={**LONG, "max_episode_s": 2.0})
     assert short.spec.max_episode_steps == 40 and _episode_length(short) == 40
     # an explicit max_episode_steps adds a TimeLimit on top: the shorter limit ends the episode
-    capped = gymnasium.make("acres_gym/RangerSpeedTracking-v2", config=LONG, max_episode_steps=30)
+    capped = gymnasium.make("acres_gym/RangerSpeedTracking-v3", config=LONG, max_episode_steps=30)
     assert capped.spec.max_episode_steps == 30 and _episode_length(capped) == 30
 
 
 @pytest.mark.parametrize("mode", ["vector_entry_point", "sync"])
 def test_the_episode_length_follows_the_config_in_make_vec(mode):
-    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v2", num_envs=2, vectorization_mode=mode, config=LONG)
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v3", num_envs=2, vectorization_mode=mode, config=LONG)
     if mode == "vector_entry_point":
         assert venv.spec.max_episode_steps == venv.unwrapped.max_episode_steps == STEPS
     assert _episode_length(venv, skip=STEPS - 5 if mode == "vector_entry_point" else 0) == STEPS
@@ -246,7 +246,7 @@ FLAT = {k: v for k, v in LONG.items() if k != "max_episode_s"}
 def test_a_reward_term_that_overflows_raises_naming_the_term():
     """``squared`` with scale 1e-300: (e / 1e-300)^2 overflows to inf at the first speed error of about
     1e-146 m/s, so the term is -inf; it was replaced by 0 every step."""
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v2", config={
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={
         **FLAT, "rewards": {"speed_error": {"shape": "squared", "scale": 1e-300}}}).unwrapped
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"reward term 'speed_error' \(weight=1\.0, shape='squared', "
@@ -270,7 +270,7 @@ def test_a_plugin_term_that_returns_nan_raises(monkeypatch):
             return np.full(ctx.speed_mps.shape, np.nan if self.calls > self.after_steps else 0.0)
 
     monkeypatch.setitem(rewards.REWARD_TERMS, "test_nan_term", NanTerm)
-    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v2", num_envs=2, vectorization_mode="vector_entry_point",
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v3", num_envs=2, vectorization_mode="vector_entry_point",
                               config={**FLAT, "rewards": {"test_nan_term": {"weight": 2.0}}})
     venv.reset(seed=0)
     for _ in range(3):
@@ -300,25 +300,25 @@ def test_configs_that_would_exhaust_memory_or_time_name_their_bound(override, me
     noise lattice, a 0.01 m patch scale for 5 GB and 20 s, a 1e6 s episode for 2.5 GB and a minute per
     reset; each is refused when the environment is made."""
     with pytest.raises(ValueError, match=message):
-        gymnasium.make("acres_gym/RangerSpeedTracking-v2", config=override)
+        gymnasium.make("acres_gym/RangerSpeedTracking-v3", config=override)
 
 
 def test_the_bounds_themselves_are_allowed():
     """The smallest wavelength and patch scale (2 cells) and the longest episode the grid allows are
     accepted; the first two draw their terrain."""
     small = {"size_m": 40.0, "cell_m": 1.0, "kind": "rough", "roughness_m": 0.1}
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v2", config={
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={
         "randomization": {"terrain": {**small, "hill_wavelength_m": 2.0, "bump_wavelength_m": 2.0},
                           "patches": {"surfaces": {"grass": 1, "gravel": 1}, "scale_m": 2.0}},
         "task_options": {"spawn_xy_m": [-10.0, 0.0]}})
     env.reset(seed=0)
     env.close()
-    longest = gymnasium.make("acres_gym/RangerSpeedTracking-v2", max_episode_s=838.1,
+    longest = gymnasium.make("acres_gym/RangerSpeedTracking-v3", max_episode_s=838.1,
                              task_options={"speed_max_mps": 45.0})
     assert longest.unwrapped.task.n_path <= 90601
     longest.close()
     with pytest.raises(ValueError, match="max_episode_s <= 838.1$"):
-        gymnasium.make("acres_gym/RangerSpeedTracking-v2", max_episode_s=838.15, task_options={"speed_max_mps": 45.0})
+        gymnasium.make("acres_gym/RangerSpeedTracking-v3", max_episode_s=838.15, task_options={"speed_max_mps": 45.0})
 
 
 def test_the_terrain_generators_refuse_features_finer_than_the_grid():
@@ -341,24 +341,24 @@ def test_the_terrain_grids_of_a_batch_are_bounded_together(monkeypatch):
 
     monkeypatch.setattr(randomization, "MAX_GRID_POINTS", 1_000_000)
     flat = {"randomization": {"terrain": {"kind": "flat"}, "patches": None}}
-    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v2", num_envs=11, vectorization_mode="vector_entry_point",
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v3", num_envs=11, vectorization_mode="vector_entry_point",
                               config=flat)  # 11 x 90601 points
     venv.close()
     with pytest.raises(ValueError, match=r"randomization.terrain: size_m = 300 with cell_m = 1 gives 90601 grid points "
                                          r"per vehicle, 1087212 for 12 vehicles, more than 1000000; allowed: at most "
                                          r"83333 points per vehicle"):
-        gymnasium.make_vec("acres_gym/RangerSpeedTracking-v2", num_envs=12, vectorization_mode="vector_entry_point",
+        gymnasium.make_vec("acres_gym/RangerSpeedTracking-v3", num_envs=12, vectorization_mode="vector_entry_point",
                            config=flat)
 
 
 def test_another_action_mode_drops_only_the_ids_own_options_it_does_not_take():
     """The navigation id's ULC speed options belong to its own mode: choosing pedals leaves them out, but
     an option the user gives that pedals do not take is still an error naming it."""
-    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v0", action_mode="steer_angle+pedals")
+    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v1", action_mode="steer_angle+pedals")
     options = env.unwrapped.config["action_options"]
     assert "ulc_speed_max_mps" not in options and options["gear_axis"] and options["drive_axis"]
     assert env.action_space.shape == (5,)  # steering, throttle, brake, range, drive mode
     env.close()
     with pytest.raises(ValueError, match="unknown key 'ulc_speed_max_mps'"):
-        gymnasium.make("acres_gym/RangerOffroadNavigation-v0", action_mode="steer_angle+pedals",
+        gymnasium.make("acres_gym/RangerOffroadNavigation-v1", action_mode="steer_angle+pedals",
                        action_options={"ulc_speed_max_mps": 3.0})

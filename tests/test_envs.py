@@ -63,8 +63,8 @@ def assert_obs_equal(a: dict, b: dict) -> None:
 
 
 def test_the_registry_holds_the_versioned_ids():
-    assert "acres_gym/RangerSpeedTracking-v2" in ENV_IDS
-    assert "acres_gym/RangerPathFollowing-v2" in ENV_IDS
+    assert "acres_gym/RangerSpeedTracking-v3" in ENV_IDS
+    assert "acres_gym/RangerPathFollowing-v3" in ENV_IDS
     for env_id in ENV_IDS:
         spec = gymnasium.spec(env_id)
         assert spec.version is not None
@@ -76,10 +76,10 @@ def test_the_registry_holds_the_versioned_ids():
         assert env.spec.max_episode_steps == env.max_episode_steps == steps
     # a superseded version says which one replaced it
     with pytest.warns(DeprecationWarning, match="RangerSpeedTracking-v0 is out of date"), \
-            pytest.raises(gymnasium.error.DeprecatedEnv, match="version v0 .* deprecated.*RangerSpeedTracking-v2"):
+            pytest.raises(gymnasium.error.DeprecatedEnv, match="version v0 .* deprecated.*RangerSpeedTracking-v3"):
         gymnasium.make("acres_gym/RangerSpeedTracking-v0")
     with pytest.warns(DeprecationWarning, match="RangerPathFollowing-v1 is out of date"), \
-            pytest.raises(gymnasium.error.DeprecatedEnv, match="version v1 .* deprecated.*RangerPathFollowing-v2"):
+            pytest.raises(gymnasium.error.DeprecatedEnv, match="version v1 .* deprecated.*RangerPathFollowing-v3"):
         gymnasium.make("acres_gym/RangerPathFollowing-v1")
 
 
@@ -162,7 +162,7 @@ def test_pickle_and_deepcopy_continue_the_episode(env_id):
 
 
 def test_info_reports_the_episode():
-    env = make("acres_gym/RangerSpeedTracking-v2", config=FAST)
+    env = make("acres_gym/RangerSpeedTracking-v3", config=FAST)
     obs, info = env.reset(seed=0)
     for key in ("episode_seed", "randomization", "reward_terms", "rolled_over", "diverged", "off_course",
                 "off_terrain", "path_complete", "speed_mps", "target_speed_mps", "speed_rmse_mps", "fuel_g_per_km"):
@@ -176,7 +176,7 @@ def test_info_reports_the_episode():
 
 # --- episode ends -------------------------------------------------------------------------------------
 def test_truncation_after_max_episode_s():
-    env = make("acres_gym/RangerSpeedTracking-v2", config={**FAST, "max_episode_s": 1.0})
+    env = make("acres_gym/RangerSpeedTracking-v3", config={**FAST, "max_episode_s": 1.0})
     env.reset(seed=0)
     for k in range(20):
         _, _, terminated, truncated, info = env.step(env.action_space.sample() * 0)
@@ -185,7 +185,7 @@ def test_truncation_after_max_episode_s():
 
 
 def test_leaving_the_path_corridor_terminates():
-    env = make("acres_gym/RangerPathFollowing-v2",
+    env = make("acres_gym/RangerPathFollowing-v3",
                config={**FAST, "task_options": {**FAST["task_options"], "max_lateral_error_m": 1.0}})
     env.reset(seed=0)
     for _ in range(400):
@@ -197,7 +197,7 @@ def test_leaving_the_path_corridor_terminates():
 
 
 def test_rollover_terminates_with_its_flag():
-    env = make("acres_gym/RangerSpeedTracking-v2", config=FAST)
+    env = make("acres_gym/RangerSpeedTracking-v3", config=FAST)
     env.reset(seed=0)
     q = env.sim.state.orientation_wxyz[0]
     q[:] = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]  # rolled 90 deg onto its side
@@ -207,7 +207,7 @@ def test_rollover_terminates_with_its_flag():
 
 
 def test_a_diverged_vehicle_ends_its_episode_with_finite_observations():
-    env = make("acres_gym/RangerSpeedTracking-v2", config=FAST)
+    env = make("acres_gym/RangerSpeedTracking-v3", config=FAST)
     env.reset(seed=0)
     env.sim.state.wheel_omega_rad_s[0, 1] = np.nan  # a numerical failure inside the physics
     obs, reward, terminated, truncated, info = env.step(np.zeros(1, dtype=np.float32))
@@ -228,7 +228,7 @@ def test_a_diverged_vehicle_ends_its_episode_with_finite_observations():
     ("steer_angle+ulc_accel", [0.0, np.nan], "ulc_accel"),
 ])
 def test_nan_or_inf_actions_raise_naming_the_component(action_mode, bad, component):
-    env = make("acres_gym/RangerSpeedTracking-v2", config={**FAST, "action_mode": action_mode})
+    env = make("acres_gym/RangerSpeedTracking-v3", config={**FAST, "action_mode": action_mode})
     env.reset(seed=0)
     with pytest.raises(ValueError, match=f"'{component}'"):
         env.step(np.array(bad, dtype=np.float32))
@@ -239,13 +239,13 @@ def test_nan_or_inf_actions_raise_naming_the_component(action_mode, bad, compone
 @pytest.mark.parametrize("hz", [1, 5, 9])
 def test_control_below_10_hz_is_refused(hz):
     with pytest.raises(ValueError, match=r"control_hz = \d+ is below 10 Hz.*0\.1 s.*allowed: 10, 12, 15, 20"):
-        make("acres_gym/RangerSpeedTracking-v2", control_hz=hz)
+        make("acres_gym/RangerSpeedTracking-v3", control_hz=hz)
 
 
 def test_control_rate_must_divide_the_physics_rate():
     with pytest.raises(ValueError, match=r"control_hz = 50.*allowed: 10, 12, 15, 20, 24, 30, 40, 60, 120"):
-        make("acres_gym/RangerSpeedTracking-v2", control_hz=50)
-    env = make("acres_gym/RangerSpeedTracking-v2", config=FAST, control_hz=10, max_episode_s=2.0)
+        make("acres_gym/RangerSpeedTracking-v3", control_hz=50)
+    env = make("acres_gym/RangerSpeedTracking-v3", config=FAST, control_hz=10, max_episode_s=2.0)
     assert env._batch.ticks_per_step == 12 and env.max_episode_steps == 20
     env.reset(seed=0)
     env.step(env.action_space.sample())
@@ -272,18 +272,18 @@ def test_control_rate_must_divide_the_physics_rate():
 ])
 def test_bad_configs_raise_naming_the_key(config, message):
     with pytest.raises(ValueError, match=message):
-        make("acres_gym/RangerSpeedTracking-v2", config=config)
+        make("acres_gym/RangerSpeedTracking-v3", config=config)
 
 
 def test_unknown_reset_options_are_refused():
-    env = make("acres_gym/RangerSpeedTracking-v2", config=FAST)
+    env = make("acres_gym/RangerSpeedTracking-v3", config=FAST)
     with pytest.raises(ValueError, match="reset options"):
         env.reset(seed=0, options={"start_speed": 3})
 
 
 # --- action modes and plug-ins -------------------------------------------------------------------------
 def test_dbw_command_mode_drives_with_raw_messages():
-    env = make("acres_gym/RangerSpeedTracking-v2", config={**FAST, "action_mode": "dbw_command"})
+    env = make("acres_gym/RangerSpeedTracking-v3", config={**FAST, "action_mode": "dbw_command"})
     assert isinstance(env.action_space, gymnasium.spaces.Dict)
     env.reset(seed=0)
     command = {"steer_mode": STEER_ANGLE, "steer_cmd": 0.0, "ulc_mode": ULC_VELOCITY, "ulc_cmd": 5.0}
@@ -301,7 +301,7 @@ def test_dbw_command_mode_drives_with_raw_messages():
 
 
 def test_commands_are_resent_every_step():
-    env = make("acres_gym/RangerPathFollowing-v2", config=FAST)
+    env = make("acres_gym/RangerPathFollowing-v3", config=FAST)
     env.reset(seed=0)
     for _ in range(5):
         env.step(np.array([0.0, 0.5], dtype=np.float32))
@@ -322,7 +322,7 @@ def test_reward_plugins_by_decorator_and_entry_point(monkeypatch):
         def __call__(self, ctx):
             return (np.abs(ctx.speed_mps) < self.below_mps).astype(float)
 
-    env = make("acres_gym/RangerSpeedTracking-v2", config={**FAST, "rewards": {"test_standstill": {"weight": 2.0}}})
+    env = make("acres_gym/RangerSpeedTracking-v3", config={**FAST, "rewards": {"test_standstill": {"weight": 2.0}}})
     env.reset(seed=0)
     _, _, _, _, info = env.step(np.zeros(1, dtype=np.float32))
     assert info["reward_terms"]["test_standstill"] == 2.0
@@ -349,7 +349,7 @@ def test_randomization_draws_payload_biases_and_soil_from_the_seed():
                              "payload": {"cargo_kg": [0, 150], "occupants": [1, 4]},
                              "biases": {"throttle_pct": [-2, 2], "steering_center_deg": [-3, 3]}},
            "task_options": {"spawn_xy_m": [0.0, 0.0]}}
-    env = make("acres_gym/RangerPathFollowing-v2", config=cfg)
+    env = make("acres_gym/RangerPathFollowing-v3", config=cfg)
     seen = []
     for seed in range(3):
         _, info = env.reset(seed=seed)
@@ -400,7 +400,7 @@ def test_a_drawn_grade_tilts_the_ground_and_the_spawned_vehicle(direction_deg, r
                                          "grade_direction_deg": direction_deg},
                              "patches": None},
            "task_options": {"spawn_xy_m": [-40.0, 3.0]}}
-    env = make("acres_gym/RangerSpeedTracking-v2", config=cfg)
+    env = make("acres_gym/RangerSpeedTracking-v3", config=cfg)
     obs, info = env.reset(seed=4)
     grade = info["randomization"]["grade_pct"]
     assert 5.0 <= grade <= 20.0 and info["randomization"]["grade_direction_deg"] == direction_deg
@@ -418,7 +418,7 @@ def test_a_drawn_grade_tilts_the_ground_and_the_spawned_vehicle(direction_deg, r
 
 # --- layering ------------------------------------------------------------------------------------------
 def test_the_simulator_library_imports_neither_envs_nor_agents():
-    code = ("import sys, acres_gym, gymnasium; gymnasium.spec('acres_gym/RangerSpeedTracking-v2'); "
+    code = ("import sys, acres_gym, gymnasium; gymnasium.spec('acres_gym/RangerSpeedTracking-v3'); "
             "import acres_gym.sim, acres_gym.dbw.reports; "
             "bad = sorted(m for m in sys.modules if m.split('.')[:2] in (['acres_gym', 'envs'], "
             "['acres_gym', 'agents']) or m.split('.')[0] in ('envs', 'agents')); "
@@ -456,7 +456,7 @@ def test_environment_kernels_run_without_jit():
 
     code = (
         "import json, numpy as np, gymnasium, acres_gym\n"
-        "env = gymnasium.make('acres_gym/RangerPathFollowing-v2', config={'max_episode_s': 2.0, 'randomization': "
+        "env = gymnasium.make('acres_gym/RangerPathFollowing-v3', config={'max_episode_s': 2.0, 'randomization': "
         "{'terrain': {'kind': 'flat', 'size_m': 100.0}, 'patches': None}, 'task_options': {'spawn_xy_m': [0, 0]}})\n"
         "obs, _ = env.reset(seed=3)\n"
         "for k in range(8):\n"

@@ -34,11 +34,11 @@ pytest.importorskip("onnx")
 FLAT = {"max_episode_s": 10.0,
         "randomization": {"terrain": {"kind": "flat", "size_m": 200.0, "cell_m": 2.0, "surface": "dry_asphalt"},
                           "patches": None, "wetness": None}}
-SPEED = ("acres_gym/RangerSpeedTracking-v2", {**FLAT, "task_options": {"spawn_xy_m": [-80.0, 0.0]}})
-PATH = ("acres_gym/RangerPathFollowing-v2", FLAT)
+SPEED = ("acres_gym/RangerSpeedTracking-v3", {**FLAT, "task_options": {"spawn_xy_m": [-80.0, 0.0]}})
+PATH = ("acres_gym/RangerPathFollowing-v3", FLAT)
 GEAR = (SPEED[0], {**SPEED[1], "action_options": {"gear_axis": True}})
 # the navigation task as shipped (curvature and ULC speed, range and AWD-switch axes), shorter episodes
-NAV = ("acres_gym/RangerOffroadNavigation-v0", {"max_episode_s": 30.0})
+NAV = ("acres_gym/RangerOffroadNavigation-v1", {"max_episode_s": 30.0})
 # run name -> (algorithm, (env id, env config), command messages its episodes send)
 RUNS = {"ppo": ("ppo", SPEED, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
         "sac": ("sac", PATH, ("steering/cmd", "ulc/cmd", "gear/cmd")),
@@ -273,7 +273,7 @@ def test_importing_the_runtime_loads_no_torch_sb3_or_numba():
     code = ("import sys, gymnasium, acres_gym.deploy; "
             "bad = [m for m in ('torch', 'stable_baselines3', 'numba') if m in sys.modules]; "
             "assert not bad, bad; "
-            "assert gymnasium.spec('acres_gym/RangerSpeedTracking-v2').id == 'acres_gym/RangerSpeedTracking-v2'")
+            "assert gymnasium.spec('acres_gym/RangerSpeedTracking-v3').id == 'acres_gym/RangerSpeedTracking-v3'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -309,7 +309,7 @@ def test_export_bad_input_is_one_line_and_status_2(tmp_path, capsys):
     assert export_main([str(tmp_path / "run" / "model.zip"), "--out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "config.yaml is missing" in err
-    (tmp_path / "run" / "config.yaml").write_text("algo: ppo\nenv_id: acres_gym/RangerSpeedTracking-v2\n")
+    (tmp_path / "run" / "config.yaml").write_text("algo: ppo\nenv_id: acres_gym/RangerSpeedTracking-v3\n")
     assert export_main([str(tmp_path / "run" / "model.zip"), "--out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith("acres_gym.agents.export: ")

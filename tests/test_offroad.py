@@ -1,4 +1,4 @@
-"""The off-road navigation task (RangerOffroadNavigation-v0), its terrain generator and baselines, and the
+"""The off-road navigation task (RangerOffroadNavigation-v1), its terrain generator and baselines, and the
 hill-climb id. Gymnasium's and stable-baselines3's check_env run over every registered id in test_envs.py
 (both new ids included)."""
 
@@ -29,7 +29,7 @@ from acres_gym.terrain.offroad import (
 )
 from acres_gym.terrain.trafficability import grade_limit_table, wetness_bin
 
-NAV = "acres_gym/RangerOffroadNavigation-v0"
+NAV = "acres_gym/RangerOffroadNavigation-v1"
 SMALL = {"randomization": {"terrain": {"size_m": 200.0}}, "task_options": {"terrain": {"goal_distance_m": [60, 100]}}}
 
 
@@ -180,14 +180,14 @@ def test_stuck_after_15_s_without_a_metre():
 
 
 def test_hill_climb_id_and_config_checks():
-    env = gymnasium.make("acres_gym/RangerHillClimb-v0").unwrapped
+    env = gymnasium.make("acres_gym/RangerHillClimb-v1").unwrapped
     assert env.config["action_options"]["gear_axis"] is True and env.action_space.shape == (2,)
-    with pytest.raises(ValueError, match="action_options.*RangerHillClimb-v0"):
-        gymnasium.make("acres_gym/RangerSpeedTracking-v2", config="hill_climb")
+    with pytest.raises(ValueError, match="action_options.*RangerHillClimb-v1"):
+        gymnasium.make("acres_gym/RangerSpeedTracking-v3", config="hill_climb")
     with pytest.raises(ValueError, match="'task'"):
-        gymnasium.make("acres_gym/RangerSpeedTracking-v2", config={"task": "path_following"})
+        gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={"task": "path_following"})
     # a config under another id that keeps the spaces works
-    gymnasium.make("acres_gym/RangerSpeedTracking-v2", config={"max_episode_s": 10.0})
+    gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={"max_episode_s": 10.0})
 
 
 def test_drive_axis_sets_the_awd_switch():

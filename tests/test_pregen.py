@@ -19,8 +19,8 @@ import pytest
 import acres_gym  # noqa: F401
 from acres_gym.envs.pregen import Pregenerator
 
-IDS = ["acres_gym/RangerSpeedTracking-v2", "acres_gym/RangerPathFollowing-v2", "acres_gym/RangerHillClimb-v0",
-       "acres_gym/RangerOffroadNavigation-v0"]
+IDS = ["acres_gym/RangerSpeedTracking-v3", "acres_gym/RangerPathFollowing-v3", "acres_gym/RangerHillClimb-v1",
+       "acres_gym/RangerOffroadNavigation-v1"]
 
 
 def _episode_digest(env) -> str:

@@ -44,7 +44,7 @@ def tiny_config(env_id: str, **extra) -> dict:
 
 
 def test_rllib_env_is_the_native_vector_env():
-    env = make_rllib_env("acres_gym/RangerPathFollowing-v2", {"num_envs": 3, "config": {"control_hz": 10}})
+    env = make_rllib_env("acres_gym/RangerPathFollowing-v3", {"num_envs": 3, "config": {"control_hz": 10}})
     try:
         assert isinstance(env.unwrapped, RangerVectorEnv)
         assert env.num_envs == 3
@@ -52,12 +52,12 @@ def test_rllib_env_is_the_native_vector_env():
     finally:
         env.close()
     with pytest.raises(ValueError, match="colour"):
-        make_rllib_env("acres_gym/RangerPathFollowing-v2", {"num_envs": 2, "colour": 1})
+        make_rllib_env("acres_gym/RangerPathFollowing-v3", {"num_envs": 2, "colour": 1})
 
 
 def test_bad_training_config_names_the_key():
     with pytest.raises(ValueError, match="vehicles_per_runner"):
-        ppo_config(tiny_config("acres_gym/RangerPathFollowing-v2", vehicles_per_runner=0))
+        ppo_config(tiny_config("acres_gym/RangerPathFollowing-v3", vehicles_per_runner=0))
     with pytest.raises(ValueError, match="env_id"):
         ppo_config(tiny_config("acres_gym/NoSuchTask-v1"))
 
@@ -80,7 +80,7 @@ def test_one_ppo_iteration_on_the_vector_env(local_ray, env_id):
 
 @pytest.mark.slow
 def test_checkpoint_save_restore_evaluate(local_ray, tmp_path):
-    env_id = "acres_gym/RangerPathFollowing-v2"
+    env_id = "acres_gym/RangerPathFollowing-v3"
     cfg = tiny_config(env_id)
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
     algo = ppo_config(cfg).build_algo()
@@ -149,7 +149,7 @@ def _module_of(cfg: dict):
     import gymnasium
     from ray.rllib.connectors.env_to_module import FlattenObservations
 
-    env = gymnasium.make("acres_gym/RangerPathFollowing-v2")
+    env = gymnasium.make("acres_gym/RangerPathFollowing-v3")
     try:
         flat = FlattenObservations(input_observation_space=env.observation_space,
                                    input_action_space=env.action_space).observation_space
@@ -181,10 +181,10 @@ def test_initial_log_std_and_orthogonal_init_as_sb3():
         if isinstance(layer, torch.nn.Linear):  # orthogonal hidden layers, gain sqrt(2), zero biases
             assert not layer.bias.detach().numpy().any()
 
-    plain_module, _ = _module_of(tiny_config("acres_gym/RangerPathFollowing-v2"))
+    plain_module, _ = _module_of(tiny_config("acres_gym/RangerPathFollowing-v3"))
     assert type(plain_module).__name__ == "DefaultPPOTorchRLModule"  # without the keys: RLlib's default
     with pytest.raises(ValueError, match="free_log_std"):
-        ppo_config(tiny_config("acres_gym/RangerPathFollowing-v2", model={"log_std_init": -1.0}))
+        ppo_config(tiny_config("acres_gym/RangerPathFollowing-v3", model={"log_std_init": -1.0}))
 
 
 @pytest.mark.slow
@@ -200,7 +200,7 @@ def test_checkpoint_of_remote_runners_keeps_the_observation_statistics(local_ray
         stats = piece._filters[None].running_stats
         return stats.n, stats.mean.copy(), stats.std.copy()
 
-    cfg = tiny_config("acres_gym/RangerPathFollowing-v2", num_env_runners=1)
+    cfg = tiny_config("acres_gym/RangerPathFollowing-v3", num_env_runners=1)
     algo = ppo_config(cfg).build_algo()
     try:
         algo.train()

@@ -21,7 +21,7 @@ CONFIG = {"randomization": {"terrain": {"kind": "rough", "size_m": 160.0, "cell_
           "task_options": {"spawn_xy_m": [0.0, 0.0]}}
 
 
-@pytest.mark.parametrize("env_id", ["acres_gym/RangerSpeedTracking-v2", "acres_gym/RangerPathFollowing-v2"])
+@pytest.mark.parametrize("env_id", ["acres_gym/RangerSpeedTracking-v3", "acres_gym/RangerPathFollowing-v3"])
 def test_rgb_array_frames_have_the_configured_shape_and_follow_the_vehicle(env_id):
     env = gymnasium.make(env_id, render_mode="rgb_array", config={**CONFIG, "render": {"width": 320, "height": 240}})
     env.reset(seed=0)
@@ -37,7 +37,7 @@ def test_rgb_array_frames_have_the_configured_shape_and_follow_the_vehicle(env_i
 
 
 def test_human_mode_opens_a_window_headless():
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v2", render_mode="human", config=CONFIG)
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v3", render_mode="human", config=CONFIG)
     env.reset(seed=0)  # renders a frame
     env.step(np.zeros(1, dtype=np.float32))
     assert env.render() is None
@@ -52,7 +52,7 @@ def test_human_mode_opens_a_window_headless():
 
 
 def test_vector_env_renders_one_frame_per_vehicle():
-    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v2", num_envs=2, vectorization_mode="vector_entry_point",
+    venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v3", num_envs=2, vectorization_mode="vector_entry_point",
                               render_mode="rgb_array", config={**CONFIG, "render": {"width": 64, "height": 48}})
     venv.reset(seed=0)
     frames = venv.render()
@@ -99,7 +99,7 @@ def test_the_physics_does_not_import_the_renderer():
 def test_hud_names_the_ground_under_the_wheels():
     from acres_gym.envs.ranger_env import RenderHelper
 
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v2", render_mode="rgb_array",
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v3", render_mode="rgb_array",
                          config={"randomization": {"terrain": {"surface": "soil", "roughness_m": 0.0},
                                                    "patches": None, "soil": {"names": ["dry_sand"]}}})
     env.reset(seed=0)
@@ -226,10 +226,10 @@ def test_human_mode_without_a_display_says_what_to_do(monkeypatch, vector):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(RuntimeError, match="render_mode='rgb_array'.*virtual display.*SDL_VIDEODRIVER=dummy"):
         if vector:
-            gymnasium.make_vec("acres_gym/RangerSpeedTracking-v2", num_envs=2,
+            gymnasium.make_vec("acres_gym/RangerSpeedTracking-v3", num_envs=2,
                                vectorization_mode="vector_entry_point", render_mode="human")
         else:
-            gymnasium.make("acres_gym/RangerSpeedTracking-v2", render_mode="human")
+            gymnasium.make("acres_gym/RangerSpeedTracking-v3", render_mode="human")
 
 
 def test_record_video_writes_one_frame_per_step(tmp_path):
@@ -237,7 +237,7 @@ def test_record_video_writes_one_frame_per_step(tmp_path):
     import imageio.v3 as iio
     from gymnasium.wrappers import RecordVideo
 
-    env = gymnasium.make("acres_gym/RangerSpeedTracking-v2", render_mode="rgb_array", max_episode_steps=30,
+    env = gymnasium.make("acres_gym/RangerSpeedTracking-v3", render_mode="rgb_array", max_episode_steps=30,
                          config={**CONFIG, "max_episode_s": 1.5, "render": {"width": 160, "height": 128}})
     env = RecordVideo(env, str(tmp_path / "videos"), name_prefix="drive", disable_logger=True)
     env.reset(seed=0)
@@ -259,7 +259,7 @@ def test_record_video_writes_one_frame_per_step(tmp_path):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 display names are a Linux matter")
 def test_human_mode_with_an_unreachable_display_says_what_to_do():
     code = ("import gymnasium, acres_gym\n"
-            "env = gymnasium.make('acres_gym/RangerSpeedTracking-v2', render_mode='human')\n"
+            "env = gymnasium.make('acres_gym/RangerSpeedTracking-v3', render_mode='human')\n"
             "try:\n    env.reset(seed=0)\nexcept RuntimeError as e:\n    print('ERROR', e)\n")
     env = {k: v for k, v in os.environ.items() if k not in ("SDL_VIDEODRIVER", "WAYLAND_DISPLAY")}
     env["DISPLAY"] = ":98765"  # no such X server
@@ -290,7 +290,7 @@ def test_no_go_areas_are_tinted_and_named_in_the_legend():
 
 
 def test_the_navigation_view_shows_its_no_go_areas():
-    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v0", render_mode="rgb_array").unwrapped
+    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v1", render_mode="rgb_array").unwrapped
     env.reset(seed=3)
     env.render()
     task = env._batch.task
@@ -391,7 +391,7 @@ def test_the_inset_shows_the_local_map_channel_chosen_by_key():
 
 
 def test_the_navigation_frame_shows_the_goal_the_inset_and_the_tasks_hud():
-    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v0", render_mode="rgb_array").unwrapped
+    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v1", render_mode="rgb_array").unwrapped
     env.reset(seed=3)
     frame = env.render()
     view = env._render.renderer
@@ -403,7 +403,7 @@ def test_the_navigation_frame_shows_the_goal_the_inset_and_the_tasks_hud():
     hud = " | ".join(view.hud_lines)
     assert "goal" in hud and " m" in hud and "target" not in hud and "lat " not in hud
     env.close()
-    path = gymnasium.make("acres_gym/RangerPathFollowing-v2", render_mode="rgb_array", config=CONFIG).unwrapped
+    path = gymnasium.make("acres_gym/RangerPathFollowing-v3", render_mode="rgb_array", config=CONFIG).unwrapped
     path.reset(seed=0)
     path.render()
     view = path._render.renderer

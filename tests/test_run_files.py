@@ -74,7 +74,7 @@ def missing_normalizer(run: Path) -> None:
 
 
 def non_yaml_config(run: Path) -> None:
-    (run / "config.yaml").write_text("algo: ppo\nenv_id: [acres_gym/RangerSpeedTracking-v2\n")
+    (run / "config.yaml").write_text("algo: ppo\nenv_id: [acres_gym/RangerSpeedTracking-v3\n")
 
 
 def list_config(run: Path) -> None:

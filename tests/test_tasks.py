@@ -91,7 +91,7 @@ def test_pure_pursuit_stays_on_the_terrain_where_the_old_path_ran_off_it():
     from acres_gym.agents.evaluate import baseline_entry, evaluate
 
     factory, mode = baseline_entry("ulc_pure_pursuit")
-    result = evaluate(factory, "acres_gym/RangerPathFollowing-v2", episodes=1, seed=100_002, action_mode=mode)
+    result = evaluate(factory, "acres_gym/RangerPathFollowing-v3", episodes=1, seed=100_002, action_mode=mode)
     row = result["per_episode"][0]
     assert row["off_terrain"] == 0.0 and row["failed"] == 0.0
     assert row["distance_m"] > 100.0
@@ -209,7 +209,7 @@ def test_a_new_task_runs_through_the_environment_and_the_evaluation_with_its_own
         config = {"task": "test_parked", "max_episode_s": 1.0, "observations": ["yaw_rate", "roll_pitch"],
                   "task_options": {}, "randomization": {"terrain": {"kind": "flat", "size_m": 60.0}}}
         results = {"parked": evaluate(lambda venv: (lambda obs: np.zeros((venv.num_envs, 1), np.float32)),
-                                      "acres_gym/RangerSpeedTracking-v2", episodes=2, seed=5, config=config)}
+                                      "acres_gym/RangerSpeedTracking-v3", episodes=2, seed=5, config=config)}
         result = results["parked"]
         assert result["task"] == "test_parked" and len(result["per_episode"]) == 2
         assert result["mean"]["episode_steps"] == 20 and result["mean"]["success"] == 1.0  # ran out the clock

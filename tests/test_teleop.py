@@ -62,7 +62,7 @@ def test_pygame_key_events_are_held_until_released():
     pygame.display.quit()
 
 
-@pytest.mark.parametrize("env_id", ["acres_gym/RangerSpeedTracking-v2", "acres_gym/RangerPathFollowing-v2"])
+@pytest.mark.parametrize("env_id", ["acres_gym/RangerSpeedTracking-v3", "acres_gym/RangerPathFollowing-v3"])
 def test_a_scripted_drive_replays_to_the_same_trajectory(tmp_path, env_id):
     log = tmp_path / "drive.csv"
     result = teleop.drive(env_id, CONFIG, seed=5, source=teleop.ScriptedKeys(KEYS), render_mode=None, log=log)

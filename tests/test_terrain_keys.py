@@ -21,7 +21,7 @@ from acres_gym.terrain import default_surfaces, offroad
 from acres_gym.terrain.offroad import KEYS, UnsolvableConfigError, offroad_episode, resolve_config
 from acres_gym.terrain.trafficability import grade_limit_table
 
-NAV = "acres_gym/RangerOffroadNavigation-v0"
+NAV = "acres_gym/RangerOffroadNavigation-v1"
 WHERE = "task_options (task 'offroad_navigation')"
 
 # one value outside its bound for every key (the defaults: size_m 300, cell_m 2, edge_margin_m 20)

@@ -26,14 +26,14 @@ FORK_AFTER_PARALLEL = """
 import gymnasium, numpy as np, acres_gym
 from acres_gym import RangerSim
 sim = RangerSim({n}); sim.commands.driver_throttle_pct = 30.0; sim.step(12)        # the parallel kernel ran
-env = gymnasium.make("acres_gym/RangerSpeedTracking-v2"); env.reset(seed=0); env.step(env.action_space.sample())
-venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v2", num_envs=2, vectorization_mode="async")
+env = gymnasium.make("acres_gym/RangerSpeedTracking-v3"); env.reset(seed=0); env.step(env.action_space.sample())
+venv = gymnasium.make_vec("acres_gym/RangerSpeedTracking-v3", num_envs=2, vectorization_mode="async")
 venv.reset(seed=0)
 for _ in range(5):
     venv.step(venv.action_space.sample())
 venv.close()
 from stable_baselines3.common.vec_env import SubprocVecEnv
-sb3 = SubprocVecEnv([lambda: gymnasium.make("acres_gym:acres_gym/RangerSpeedTracking-v2")] * 2)  # default start
+sb3 = SubprocVecEnv([lambda: gymnasium.make("acres_gym:acres_gym/RangerSpeedTracking-v3")] * 2)  # default start
 sb3.reset()
 for _ in range(5):
     sb3.step(np.stack([sb3.action_space.sample() for _ in range(2)]))

@@ -111,12 +111,12 @@ def test_train_user_errors_are_one_line_with_status_2(tmp_path, capsys):
     # a run directory holding an earlier run, and a resume into another environment
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)
-    (run / "config.yaml").write_text("env_id: acres_gym/RangerSpeedTracking-v2\nalgo: ppo\n")
+    (run / "config.yaml").write_text("env_id: acres_gym/RangerSpeedTracking-v3\nalgo: ppo\n")
     (run / "model.zip").write_bytes(b"")
     assert "--overwrite" in error("--config", smoke, "--out", str(run))
-    assert "trained with env_id acres_gym/RangerSpeedTracking-v2, the config asks for " \
-           "acres_gym/RangerPathFollowing-v2" in error("--config", smoke, "--out", str(tmp_path / "w"),
-                                                        "--set", "env_id=acres_gym/RangerPathFollowing-v2",
+    assert "trained with env_id acres_gym/RangerSpeedTracking-v3, the config asks for " \
+           "acres_gym/RangerPathFollowing-v3" in error("--config", smoke, "--out", str(tmp_path / "w"),
+                                                        "--set", "env_id=acres_gym/RangerPathFollowing-v3",
                                                         "--resume", str(run / "model.zip"))
     assert "would delete the model resumed from" in error("--config", smoke, "--out", str(tmp_path),
                                                           "--overwrite", "--resume", str(run / "model.zip"))
@@ -144,7 +144,7 @@ def test_a_training_config_may_name_its_task_config(tmp_path):
 
     from acres_gym.agents.evaluate import make_vector_env
 
-    venv = make_vector_env("acres_gym/RangerHillClimb-v0", 2, "hill_climb")
+    venv = make_vector_env("acres_gym/RangerHillClimb-v1", 2, "hill_climb")
     assert venv.single_action_space.shape == (2,) and venv.config["action_options"]["gear_axis"] is True
     venv.close()
 

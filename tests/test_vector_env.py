@@ -122,7 +122,7 @@ def test_partial_reset_and_disabled_autoreset():
 
 
 def test_make_vec_uses_the_native_vector_env():
-    venv = gymnasium.make_vec("acres_gym/RangerPathFollowing-v2", num_envs=4, vectorization_mode="vector_entry_point",
+    venv = gymnasium.make_vec("acres_gym/RangerPathFollowing-v3", num_envs=4, vectorization_mode="vector_entry_point",
                               config=SHORT)
     assert isinstance(venv, RangerVectorEnv) and venv.num_envs == 4
     obs, _ = venv.reset(seed=0)

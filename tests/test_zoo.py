@@ -26,7 +26,7 @@ from acres_gym.registration import ENVIRONMENTS
 ALGOS = {"ppo": PPO, "sac": SAC}
 ZOO_KEYS = {"policy", "n_envs", "n_timesteps", "normalize", "policy_kwargs"}  # rl_zoo3's own, not the algorithm's
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
-SAC_SOURCE = "acres_gym/RangerPathFollowing-v2"  # the id of the shipped SAC config the other ids follow
+SAC_SOURCE = "acres_gym/RangerPathFollowing-v3"  # the id of the shipped SAC config the other ids follow
 
 
 def zoo(algo: str) -> dict:
@@ -140,16 +140,16 @@ def test_rl_zoo3_trains_with_the_ppo_file(tmp_path):
     transitions (16 environments x 128 steps), saved with its normaliser; the policy's log std moved from the
     file's ``log_std_init`` (so the file's policy_kwargs were used and the gradient steps ran)."""
     pytest.importorskip("rl_zoo3")
-    env_id = "acres_gym/RangerPathFollowing-v2"
+    env_id = "acres_gym/RangerPathFollowing-v3"
     cmd = [sys.executable, "-m", "rl_zoo3.train", "--algo", "ppo", "--env", env_id, "--gym-packages", "acres_gym",
            "--conf-file", str(config_path("zoo", "ppo.yml")), "-n", "2000", "-f", str(tmp_path / "logs"),
            "--seed", "0", "--eval-freq", "-1"]
     done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    run = Path(tmp_path / "logs" / "ppo" / "acres_gym-RangerPathFollowing-v2_1")
-    model_file = run / "acres_gym-RangerPathFollowing-v2.zip"
+    run = Path(tmp_path / "logs" / "ppo" / "acres_gym-RangerPathFollowing-v3_1")
+    model_file = run / "acres_gym-RangerPathFollowing-v3.zip"
     assert model_file.is_file(), done.stdout[-2000:]
-    assert (run / "acres_gym-RangerPathFollowing-v2" / "vecnormalize.pkl").is_file()
+    assert (run / "acres_gym-RangerPathFollowing-v3" / "vecnormalize.pkl").is_file()
     model = PPO.load(model_file, device="cpu")
     assert model.num_timesteps == 2048 and model.n_envs == 16
     assert model._n_updates == 5  # one rollout, n_epochs 5

@@ -2,7 +2,7 @@
 ``RangerOffroadNavigation`` (and their vector forms).
 
 Each is a ``RangerEnv`` with a default task config under ``configs/tasks``; ``gymnasium.make`` builds
-them from the ids ``acres_gym/RangerSpeedTracking-v2`` and ``acres_gym/RangerPathFollowing-v2`` (after
+them from the ids ``acres_gym/RangerSpeedTracking-v3`` and ``acres_gym/RangerPathFollowing-v3`` (after
 ``import acres_gym``), and ``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``
 builds the native vector forms (``RangerVectorEnv``: N vehicles, one simulator call per step).
 
@@ -68,7 +68,7 @@ class RangerSpeedTracking(RangerEnv):
 
     ## Arguments
 
-    ``gymnasium.make("acres_gym/RangerSpeedTracking-v2", render_mode=None, config=None, **overrides)``:
+    ``gymnasium.make("acres_gym/RangerSpeedTracking-v3", render_mode=None, config=None, **overrides)``:
     ``config`` a dict, task config name or YAML path merged over ``configs/tasks/speed_tracking.yaml``;
     ``**overrides`` top-level config keys (``control_hz=10``, ``action_mode="steer_angle+pedals"``,
     ``randomization={...}``, ``rewards={...}``). Unknown keys raise ``ValueError`` listing the allowed ones.
@@ -76,6 +76,12 @@ class RangerSpeedTracking(RangerEnv):
 
     ## Version History
 
+    * v3: the soil contact follows Wong: a tyre on soil pulls its shear thrust less its motion
+      resistance, a force at the contact that acts like friction at rest (a vehicle no longer drives where
+      the soil's drawbar pull is negative, as on snow); sinkage is bounded by the tyre radius and a vehicle
+      sunk to its ground clearance rests on its underbody (``high_centred``); soils measured at two moisture
+      contents follow the cell's wetness; clays grip as rubber on firm earth where the tyre does not sink.
+      Episodes on hard ground are unchanged; every episode that crosses a soil patch changes.
     * v2: the vehicle model's edge regimes changed: the top-speed governor holds ``engine.top_speed_mps``
       (the H top speed was 3.8 % below it), the pumping loss while the fuel is cut follows the torque
       request, the rolling radius never falls below the rim's and a rim strike is recorded
@@ -130,11 +136,17 @@ class RangerPathFollowing(RangerEnv):
 
     ## Arguments
 
-    ``gymnasium.make("acres_gym/RangerPathFollowing-v2", render_mode=None, config=None, **overrides)``,
+    ``gymnasium.make("acres_gym/RangerPathFollowing-v3", render_mode=None, config=None, **overrides)``,
     merged over ``configs/tasks/path_following.yaml``; as for ``RangerSpeedTracking``.
 
     ## Version History
 
+    * v3: the soil contact follows Wong: a tyre on soil pulls its shear thrust less its motion
+      resistance, a force at the contact that acts like friction at rest (a vehicle no longer drives where
+      the soil's drawbar pull is negative, as on snow); sinkage is bounded by the tyre radius and a vehicle
+      sunk to its ground clearance rests on its underbody (``high_centred``); soils measured at two moisture
+      contents follow the cell's wetness; clays grip as rubber on firm earth where the tyre does not sink.
+      Episodes on hard ground are unchanged; every episode that crosses a soil patch changes.
     * v2: the vehicle model's edge regimes changed: the top-speed governor holds ``engine.top_speed_mps``
       (the H top speed was 3.8 % below it), the pumping loss while the fuel is cut follows the torque
       request, the rolling radius never falls below the rim's and a rim strike is recorded
@@ -184,10 +196,16 @@ class RangerHillClimb(RangerEnv):
 
     ## Arguments
 
-    ``gymnasium.make("acres_gym/RangerHillClimb-v0", render_mode=None, config=None, **overrides)``.
+    ``gymnasium.make("acres_gym/RangerHillClimb-v1", render_mode=None, config=None, **overrides)``.
 
     ## Version History
 
+    * v1: the soil contact follows Wong: a tyre on soil pulls its shear thrust less its motion
+      resistance, a force at the contact that acts like friction at rest (a vehicle no longer drives where
+      the soil's drawbar pull is negative, as on snow); sinkage is bounded by the tyre radius and a vehicle
+      sunk to its ground clearance rests on its underbody (``high_centred``); soils measured at two moisture
+      contents follow the cell's wetness; clays grip as rubber on firm earth where the tyre does not sink.
+      Episodes on hard ground are unchanged; every episode that crosses a soil patch changes.
     * v0: the ``hill_climb`` config of ``RangerSpeedTracking-v2`` under its own id (same episodes for the
       same seeds).
     """
@@ -256,12 +274,18 @@ class RangerOffroadNavigation(RangerEnv):
 
     ## Arguments
 
-    ``gymnasium.make("acres_gym/RangerOffroadNavigation-v0", render_mode=None, config=None, **overrides)``,
+    ``gymnasium.make("acres_gym/RangerOffroadNavigation-v1", render_mode=None, config=None, **overrides)``,
     merged over ``configs/tasks/offroad_navigation.yaml``; ``config={"task_options": {"split": "test"}}``
     draws the held-out ground.
 
     ## Version History
 
+    * v1: the soil contact follows Wong: a tyre on soil pulls its shear thrust less its motion
+      resistance, a force at the contact that acts like friction at rest (a vehicle no longer drives where
+      the soil's drawbar pull is negative, as on snow); sinkage is bounded by the tyre radius and a vehicle
+      sunk to its ground clearance rests on its underbody (``high_centred``); soils measured at two moisture
+      contents follow the cell's wetness; clays grip as rubber on firm earth where the tyre does not sink.
+      Episodes on hard ground are unchanged; every episode that crosses a soil patch changes. ``ground_cause`` 4: the episode ended high-centred.
     * v0: initial version.
     """
 
