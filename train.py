@@ -29,7 +29,7 @@ Training config keys (``configs/train/*.yaml``; unknown keys are an error):
     env_config: task config overrides (as gymnasium.make(env_id, config=...)): a dict, or the name of a
                 task config under configs/tasks (hill_climb)
     num_envs, total_steps, seed, out, device, torch_threads
-    normalize_observations, normalize_rewards: VecNormalize on the observations / rewards
+    normalize_observations, normalize_rewards: VecNormalize (ObsNormalizer) on the observations / rewards
     algo_kwargs: arguments of PPO / SAC;  policy_kwargs: net_arch, activation_fn (a name), log_std_init, ...
     checkpoint_every_steps: 0 = no checkpoints
     eval_every_steps: evaluate on the evaluation seeds every so many steps (0 = only at the end)
@@ -46,12 +46,11 @@ from pathlib import Path
 import gymnasium
 import torch
 import yaml
-from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.agents import training
 from acres_gym.agents.evaluate import baseline_entry, evaluate, format_table
-from acres_gym.agents.sb3_models import algorithm_class, build_model
+from acres_gym.agents.sb3_models import ObsNormalizer, algorithm_class, build_model
 from acres_gym.envs.config import (
     check_keys,
     dotted_overrides,
@@ -185,11 +184,11 @@ def main(argv: list[str] | None = None) -> dict:
             env, venv_config = RangerSB3VecEnv(venv), venv.config
             env.seed(cfg["seed"])
         if resume is not None and resume[1] is not None:
-            env = VecNormalize.load(str(resume[1]), env)  # the normaliser's statistics continue too
+            env = ObsNormalizer.load(str(resume[1]), env)  # the normaliser's statistics continue too
             env.training = True
         elif resume is None and (cfg["normalize_observations"] or cfg["normalize_rewards"]):
-            env = VecNormalize(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
-                               gamma=cfg["algo_kwargs"].get("gamma", 0.99))
+            env = ObsNormalizer(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
+                                gamma=cfg["algo_kwargs"].get("gamma", 0.99))
 
         # --- 3. the model ------------------------------------------------------------------------------------------
         tensorboard = str(out / "tensorboard") if importlib.util.find_spec("tensorboard") else None

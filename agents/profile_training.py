@@ -11,7 +11,8 @@ one evaluation on the config's evaluation seeds midway. Nothing in stable-baseli
 are timed by wrappers around the instance's methods and the vector env, and a forward hook on the policy:
 
     env step        the native vector env's step (``RangerSB3VecEnv``, adapter included)
-    normaliser      ``VecNormalize`` around it (observation statistics and scaling)
+    normaliser      the observation normaliser around it (``ObsNormalizer``, as ``train.py``; with the variant
+                    key ``normaliser=sb3``, SB3's ``VecNormalize``): statistics and scaling
     inference       the policy's forward passes and value predictions during rollouts (under no_grad)
     rollout other   the rest of ``collect_rollouts``: tensors, action clipping, the rollout buffer
     update          ``train()``: the gradient steps over the rollout
@@ -27,7 +28,8 @@ timed in slices of one rollout's length alternated with the rollouts of the same
 of the training wall time), so both see the same load; the table gives its steps/s and the ratio.
 
 ``--variant`` adds a configuration (dotted keys as ``--set``, comma separated, e.g. ``torch_threads=2`` or
-``algo_kwargs.n_epochs=3,algo_kwargs.batch_size=1024``); the base config and each variant are run in turn,
+``algo_kwargs.n_epochs=3,algo_kwargs.batch_size=1024``, or ``normaliser=sb3`` for SB3's ``VecNormalize``
+in place of ``ObsNormalizer``); the base config and each variant are run in turn,
 ``--rounds`` times, and a last table gives each one's training steps/s as a ratio to the base's in the same
 round (medians over the rounds): compare settings on a shared machine by ratios, not by absolute figures.
 """
@@ -48,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+PROFILER_KEYS = {"normaliser": ("fast", "sb3")}  # keys of the profiler's own, beside the training config's
 ROWS = ("env step", "normaliser", "inference", "rollout other", "update", "evaluation", "logging", "other")
 
 
@@ -216,7 +219,7 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
 
     from acres_gym.agents import training
     from acres_gym.agents.evaluate import evaluate as run_evaluation
-    from acres_gym.agents.sb3_models import build_model
+    from acres_gym.agents.sb3_models import ObsNormalizer, build_model
     from acres_gym.envs.sb3 import RangerSB3VecEnv
 
     train = train_script()
@@ -228,8 +231,9 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
     env = _timed_vec_env(RangerSB3VecEnv(venv), timer, "env step")
     env.seed(cfg["seed"])
     if cfg["normalize_observations"] or cfg["normalize_rewards"]:
-        env = VecNormalize(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
-                           gamma=cfg["algo_kwargs"].get("gamma", 0.99))
+        normalizer = {"fast": ObsNormalizer, "sb3": VecNormalize}[cfg.get("normaliser", "fast")]
+        env = normalizer(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
+                         gamma=cfg["algo_kwargs"].get("gamma", 0.99))
     env = _timed_vec_env(env, timer, "normaliser")
     tmp = tempfile.TemporaryDirectory(prefix="acres_profile_")
     tensorboard = tmp.name if importlib.util.find_spec("tensorboard") else None
@@ -353,10 +357,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     configs = {}
     try:
         for name in names:
-            extra = [] if name == "base" else _variant_overrides(name)
-            ns = argparse.Namespace(total_steps=None, seed=args.seed, out=None, overrides=[*args.overrides, *extra])
+            extra = [*args.overrides, *([] if name == "base" else _variant_overrides(name))]
+            own = {k: v for k, _, v in (e.partition("=") for e in extra) if k in PROFILER_KEYS}
+            for key, value in own.items():
+                if value not in PROFILER_KEYS[key]:
+                    raise ValueError(f"{key} = {value!r}; allowed: {', '.join(PROFILER_KEYS[key])}")
+            ns = argparse.Namespace(total_steps=None, seed=args.seed, out=None,
+                                    overrides=[e for e in extra if e.partition("=")[0] not in PROFILER_KEYS])
             cfg = train.load_train_config(args.config, ns)
-            cfg["name"] = Path(args.config).stem
+            cfg.update(own, name=Path(args.config).stem)
             configs[name] = cfg
     except (FileNotFoundError, ValueError, KeyError, TypeError, train.RunError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
