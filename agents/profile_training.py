@@ -28,8 +28,9 @@ timed in slices of one rollout's length alternated with the rollouts of the same
 of the training wall time), so both see the same load; the table gives its steps/s and the ratio.
 
 ``--variant`` adds a configuration (dotted keys as ``--set``, comma separated, e.g. ``torch_threads=2`` or
-``algo_kwargs.n_epochs=3,algo_kwargs.batch_size=1024``, or ``normaliser=sb3`` for SB3's ``VecNormalize``
-in place of ``ObsNormalizer``); the base config and each variant are run in turn,
+``algo_kwargs.n_epochs=3,algo_kwargs.batch_size=1024``; the profiler's own keys: ``normaliser=sb3`` for
+SB3's ``VecNormalize`` in place of ``ObsNormalizer``, ``distribution_checks=on`` for rollouts with
+``torch.distributions``' argument checks, as SB3's own PPO runs them); the base config and each variant are run in turn,
 ``--rounds`` times, and a last table gives each one's training steps/s as a ratio to the base's in the same
 round (medians over the rounds): compare settings on a shared machine by ratios, not by absolute figures.
 """
@@ -50,7 +51,8 @@ from typing import Any
 
 import numpy as np
 
-PROFILER_KEYS = {"normaliser": ("fast", "sb3")}  # keys of the profiler's own, beside the training config's
+# keys of the profiler's own, beside the training config's: the first value is what train.py runs
+PROFILER_KEYS = {"normaliser": ("fast", "sb3"), "distribution_checks": ("off", "on")}
 ROWS = ("env step", "normaliser", "inference", "rollout other", "update", "evaluation", "logging", "other")
 
 
@@ -185,6 +187,15 @@ def _timed_callback(inner, timer: SectionTimer, name: str):
     return TimedCallback()
 
 
+def _with_distribution_checks(fn: Callable) -> Callable:
+    from acres_gym.agents.sb3_models import distribution_checks
+
+    def wrapper(*args, **kwargs):
+        with distribution_checks(True):
+            return fn(*args, **kwargs)
+    return wrapper
+
+
 def _raw_env_slicer(cfg: dict, steps_per_slice: int, seed: int):
     """``(run_slice, close)``: ``run_slice()`` steps a second native vector env of ``cfg`` (same vehicles,
     ``SameStep`` resets) ``steps_per_slice`` times with random actions drawn beforehand and returns
@@ -243,6 +254,10 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
     updates = max(1, math.ceil(steps / rollout_steps))
 
     # the parts: rollouts, the update, SB3's logging; the policy's forward passes by hooks
+    if cfg.get("distribution_checks", "off") == "on":  # SB3's own PPO rollouts, with the checks
+        from stable_baselines3 import PPO as SB3PPO
+
+        model.collect_rollouts = _with_distribution_checks(SB3PPO.collect_rollouts.__get__(model))
     model.collect_rollouts = timer.timed("rollout other", model.collect_rollouts)
     model.train = timer.timed("update", model.train)
     model.dump_logs = timer.timed("logging", model.dump_logs)

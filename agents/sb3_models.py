@@ -169,11 +169,39 @@ class ObsNormalizer(VecNormalize):
     their first axis). Anything but a normalised ``Dict`` observation is left to ``VecNormalize``.
     """
 
-    def _flat_layout(self) -> tuple[list[str], list[int], np.ndarray]:
-        keys = list(self.norm_obs_keys)
-        widths = [int(self.obs_rms[k].mean.size) for k in keys]
-        single = np.repeat(np.array(widths) == 1, widths)
-        return keys, widths, single
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_layout", None)
+        state.pop("_stats_cache", None)
+        return state
+
+    def _flat_layout(self) -> tuple[list[str], list[int], np.ndarray, list[slice]]:
+        """The normalised entries, their widths, the columns of one-element entries and each entry's columns
+        (kept while the entries stay the same)."""
+        keys = tuple(self.norm_obs_keys)
+        cached = self.__dict__.get("_layout")
+        if cached is None or cached[0] != keys:
+            widths = [int(self.obs_rms[k].mean.size) for k in keys]
+            ends = np.cumsum(widths).tolist()
+            slices = [slice(end - w, end) for w, end in zip(widths, ends, strict=True)]
+            cached = (keys, list(keys), widths, np.repeat(np.array(widths) == 1, widths), slices)
+            self._layout = cached
+        return cached[1:]
+
+    def _flat_stats(self, stats: list) -> tuple[np.ndarray, np.ndarray]:
+        """The concatenated means and ``sqrt(var + epsilon)`` of ``stats``, kept while they are the same arrays."""
+        cached = self.__dict__.get("_stats_cache")
+        if (cached is not None and cached[2] == self.epsilon and len(cached[0]) == len(stats)
+                and all(m is r.mean and v is r.var for (m, v), r in zip(cached[0], stats, strict=True))):
+            return cached[1], cached[3]
+        mean = np.concatenate([r.mean.reshape(-1) for r in stats])
+        var = np.concatenate([r.var.reshape(-1) for r in stats])
+        return self._keep_flat_stats(stats, mean, var)
+
+    def _keep_flat_stats(self, stats: list, mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        denominator = np.sqrt(var + self.epsilon)
+        self._stats_cache = ([(r.mean, r.var) for r in stats], mean, self.epsilon, denominator)
+        return mean, denominator
 
     def _flatten(self, obs: Mapping[str, np.ndarray], keys: list[str], widths: list[int]) -> np.ndarray:
         n = np.asarray(obs[keys[0]]).size // max(1, widths[0])
@@ -184,7 +212,7 @@ class ObsNormalizer(VecNormalize):
                     and self.norm_obs_keys)
 
     def _update_obs_rms(self, obs: Mapping[str, np.ndarray]) -> None:
-        keys, widths, single = self._flat_layout()
+        keys, widths, single, slices = self._flat_layout()
         stats = [self.obs_rms[k] for k in keys]
         if len({float(r.count) for r in stats}) != 1:  # entries updated apart: SB3's own, entry by entry
             for k in self.obs_rms:
@@ -208,30 +236,25 @@ class ObsNormalizer(VecNormalize):
         m_2 = m_a + m_b + np.square(delta) * count * batch_count / (count + batch_count)
         new_var = m_2 / (count + batch_count)
         new_count = batch_count + count
-        start = 0
-        for r, w in zip(stats, widths, strict=True):
-            r.mean = new_mean[start:start + w].reshape(r.mean.shape)
-            r.var = new_var[start:start + w].reshape(r.var.shape)
+        for r, sl in zip(stats, slices, strict=True):
+            r.mean = new_mean[sl].reshape(r.mean.shape)
+            r.var = new_var[sl].reshape(r.var.shape)
             r.count = new_count
-            start += w
+        self._keep_flat_stats(stats, new_mean, new_var)
 
     def normalize_obs(self, obs):
         if not self._fast(obs):
             return super().normalize_obs(obs)
-        keys, widths, _ = self._flat_layout()
-        stats = [self.obs_rms[k] for k in keys]
-        mean = np.concatenate([r.mean.reshape(-1) for r in stats])
-        var = np.concatenate([r.var.reshape(-1) for r in stats])
+        keys, widths, _, slices = self._flat_layout()
+        mean, denominator = self._flat_stats([self.obs_rms[k] for k in keys])
         flat = self._flatten(obs, keys, widths)
-        z = np.clip((flat - mean) / np.sqrt(var + self.epsilon), -self.clip_obs, self.clip_obs).astype(np.float32)
+        z = np.clip((flat - mean) / denominator, -self.clip_obs, self.clip_obs).astype(np.float32)
         out = copy.copy(obs)
         for k in obs:
-            if k not in keys:
+            if k not in self.obs_rms or k not in keys:
                 out[k] = copy.deepcopy(obs[k])
-        start = 0
-        for k, w in zip(keys, widths, strict=True):
-            out[k] = np.ascontiguousarray(z[:, start:start + w]).reshape(np.shape(obs[k]))
-            start += w
+        for k, sl in zip(keys, slices, strict=True):
+            out[k] = np.ascontiguousarray(z[:, sl]).reshape(np.shape(obs[k]))
         return out
 
     def step_wait(self):

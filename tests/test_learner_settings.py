@@ -60,6 +60,9 @@ def test_image_entries_and_a_saved_vecnormalize_load_as_obsnormalizer(tmp_path):
     assert type(loaded) is ObsNormalizer
     obs = sb3.get_original_obs()
     assert same_dict(loaded.normalize_obs(obs), sb3.normalize_obs(obs))
+    fast.save(str(tmp_path / "obsnormalizer.pkl"))  # its own kept layout and statistics are not saved
+    again = ObsNormalizer.load(str(tmp_path / "obsnormalizer.pkl"), fast.venv)
+    assert "_stats_cache" not in again.__dict__ and same_dict(again.normalize_obs(obs), sb3.normalize_obs(obs))
     frozen = frozen_normalizer(sb3)
     assert type(frozen) is ObsNormalizer and not frozen.training
     single = {k: v[0] for k, v in obs.items()}  # one observation, no batch axis
