@@ -381,6 +381,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                     overrides=[e for e in extra if e.partition("=")[0] not in PROFILER_KEYS])
             cfg = train.load_train_config(args.config, ns)
             cfg.update(own, name=Path(args.config).stem)
+            if cfg["algo"] != "ppo":
+                raise ValueError(f"algo = {cfg['algo']!r}: the profiler times PPO's rollouts and updates; "
+                                 "allowed: ppo")
             configs[name] = cfg
     except (FileNotFoundError, ValueError, KeyError, TypeError, train.RunError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

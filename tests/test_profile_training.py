@@ -74,5 +74,8 @@ def test_bad_options_stop_with_a_message(capsys):
     with pytest.raises(SystemExit) as exc:
         pt.main(["--config", "smoke", "--set", "no_such_key=1"])
     assert exc.value.code == 2 and "no_such_key" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        pt.main(["--config", "sac_path_following"])
+    assert exc.value.code == 2 and "algo = 'sac'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="algo = 'sac'"):
         pt.profile_run(smoke_config("algo=sac"), steps=64)
