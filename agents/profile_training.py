@@ -7,7 +7,8 @@ The config is read by ``train.py``'s own loader (a name under ``configs/train`` 
 ``train.py``), the environment, normaliser and model are built as ``train.py`` builds them, and the
 model learns ``--steps`` steps (default: four PPO updates, at least 4,096 steps) with ``train.py``'s training
 monitor (episode records, TensorBoard logs into a temporary directory when tensorboard is installed) and
-one evaluation on the config's evaluation seeds midway. Nothing in stable-baselines3 is edited: the parts
+one evaluation on the config's evaluation seeds midway (no checkpoints: a full run takes one every
+``checkpoint_every_steps``). Nothing in stable-baselines3 is edited: the parts
 are timed by wrappers around the instance's methods and the vector env, and a forward hook on the policy:
 
     env step        the native vector env's step (``RangerSB3VecEnv``, adapter included)
@@ -30,8 +31,8 @@ of the training wall time), so both see the same load; the table gives its steps
 ``--variant`` adds a configuration (dotted keys as ``--set``, comma separated, e.g. ``torch_threads=2`` or
 ``algo_kwargs.n_epochs=3,algo_kwargs.batch_size=1024``; the profiler's own keys: ``normaliser=sb3`` for
 SB3's ``VecNormalize`` in place of ``ObsNormalizer``, ``distribution_checks=on`` for rollouts with
-``torch.distributions``' argument checks, as SB3's own PPO runs them); the base config and each variant are run in turn,
-``--rounds`` times, and a last table gives each one's training steps/s as a ratio to the base's in the same
+``torch.distributions``' argument checks, as SB3's own PPO runs them); the base config and each variant are
+run in turn, ``--rounds`` times, and a last table gives each one's training steps/s as a ratio to the base's in the same
 round (medians over the rounds): compare settings on a shared machine by ratios, not by absolute figures.
 """
 
