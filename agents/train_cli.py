@@ -37,7 +37,7 @@ Training config keys (``configs/train/*.yaml``; unknown keys are an error):
     env_config: task config overrides (as gymnasium.make(env_id, config=...)): a dict, or the name of a
                 task config under configs/tasks (hill_climb)
     num_envs, total_steps, seed, out, device, torch_threads
-    normalize_observations, normalize_rewards: VecNormalize on the observations / rewards
+    normalize_observations, normalize_rewards: VecNormalize (ObsNormalizer) on the observations / rewards
     algo_kwargs: arguments of PPO / SAC;  policy_kwargs: net_arch, activation_fn (a name), log_std_init, ...
     checkpoint_every_steps: 0 = no periodic checkpoints (the final one is still written)
     keep_checkpoints: the newest complete checkpoints kept (an integer >= 1; older ones are removed once a newer
@@ -57,12 +57,11 @@ from pathlib import Path
 import gymnasium
 import torch
 import yaml
-from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.agents import run_files, training
 from acres_gym.agents.evaluate import baseline_entry, evaluate, format_table
-from acres_gym.agents.sb3_models import build_model
+from acres_gym.agents.sb3_models import ObsNormalizer, build_model
 from acres_gym.envs.config import (
     check_keys,
     dotted_overrides,
@@ -238,7 +237,7 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
             env = normalizer
             env.training = True
         elif resume is None and (cfg["normalize_observations"] or cfg["normalize_rewards"]):
-            env = VecNormalize(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
+            env = ObsNormalizer(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
                                gamma=cfg["algo_kwargs"].get("gamma", 0.99))
 
         # --- 3. the model ------------------------------------------------------------------------------------------

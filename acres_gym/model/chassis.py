@@ -5,7 +5,8 @@ points), the soil's motion resistance at the contacts, the underbody where it re
 
 Semi-implicit Euler: velocities first (Euler's equations in the body frame with the principal inertias
 Ixx, Iyy, Izz about the CG; products of inertia are not modelled), then the soil's motion resistance at
-the contacts and the underbody's friction as impulses (``contact_impulses``), then position and the exact rotation by the new
+the contacts and the underbody's friction as impulses (``contact_impulses``), then position and the exact
+rotation by the new
 body rate. Afterwards the chassis side of the ledger (seed ``AccountChassis``): the tyre forces'
 work at the mid-tick contact velocities, the suspension's, and the drag's.
 """
@@ -209,7 +210,8 @@ def step_chassis(dt, p, s, w, wheel_contact_power_w, elastic_before_j):
             load = w.underbody_point_load_n[j]
             if load <= 0.0:
                 continue
-            cx, cy, cz = load * w.underbody_normal[j, 0], load * w.underbody_normal[j, 1], load * w.underbody_normal[j, 2]
+            normal = w.underbody_normal[j]
+            cx, cy, cz = load * normal[0], load * normal[1], load * normal[2]
             ax, ay, az = cross(w.underbody_arm_m[j, 0], w.underbody_arm_m[j, 1], w.underbody_arm_m[j, 2], cx, cy, cz)
             fx += cx
             fy += cy

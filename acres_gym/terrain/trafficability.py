@@ -16,7 +16,8 @@ of a formula:
   transfer m g sin(theta) h / L from the front to the rear axle;
 - on soil (``row.is_soil``): the soil at the wetness (``soil.soil_at_wetness``), Wong's tyre
   (``soil.tyre_on_soil``) for sinkage, contact length, compaction
-  and hysteresis resistance; the shear plateau ``soil.tyre_shear_limit`` as in ``wheel.soil_contact``; the rear wheels' compaction less the front's (the multi-pass rule
+  and hysteresis resistance; the shear plateau ``soil.tyre_shear_limit`` as in ``wheel.soil_contact``; the rear
+  wheels' compaction less the front's (the multi-pass rule
   of ``wheel.soil_contact``: a rear wheel in the front wheel's rut);
 - on hard ground: ``tyre.wet_friction`` x load, for a driven wheel at the sliding speed it spins at in a
   stall (``stall_sliding_speed_mps``: the engine's power balance, the water film's loss included), for a

@@ -398,7 +398,8 @@ def soil_wheel_rig(surface: str, slip_ratio: float, speed_mps: float = 2.0, seco
     speed / ((1 - i) r) with its rolling radius r (slip i = (omega r - v) / (omega r)); after
     ``seconds`` the measured wheel's net longitudinal force at the contact (shear force plus the contact
     resistance) over its load, against Wong's drawbar pull (``model.soil.drawbar_pull``) at that wheel's
-    load and slip, on the soil at ``wetness`` (the whole ground at that wetness). The default wheel is a front one: it runs on fresh soil, where ``drawbar_pull`` holds
+    load and slip, on the soil at ``wetness`` (the whole ground at that wetness). The default wheel is a front
+    one: it runs on fresh soil, where ``drawbar_pull`` holds
     (a rear wheel runs in its rut)."""
     if not 0.0 <= slip_ratio < 1.0:
         raise ValueError(f"slip_ratio = {slip_ratio!r}: expected a number in [0, 1)")

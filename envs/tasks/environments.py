@@ -285,7 +285,8 @@ class RangerOffroadNavigation(RangerEnv):
       the soil's drawbar pull is negative, as on snow); sinkage is bounded by the tyre radius and a vehicle
       sunk to its ground clearance rests on its underbody (``high_centred``); soils measured at two moisture
       contents follow the cell's wetness; clays grip as rubber on firm earth where the tyre does not sink.
-      Episodes on hard ground are unchanged; every episode that crosses a soil patch changes. ``ground_cause`` 4: the episode ended high-centred.
+      Episodes on hard ground are unchanged; every episode that crosses a soil patch changes. ``ground_cause``
+      4: the episode ended high-centred.
     * v0: initial version.
     """
 

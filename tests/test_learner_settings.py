@@ -1,0 +1,96 @@
+"""``ObsNormalizer``: SB3's ``VecNormalize`` figures to the bit, over the concatenated ``Dict`` entries."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+from stable_baselines3.common.vec_env import VecNormalize
+
+import acres_gym  # noqa: F401
+from acres_gym.agents.sb3_models import ObsNormalizer, frozen_normalizer
+from acres_gym.envs.sb3 import RangerSB3VecEnv
+
+
+def wrapped(cls, env_id: str, n: int, **config):
+    venv = gymnasium.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point",
+                              autoreset_mode="SameStep", config=config)
+    env = RangerSB3VecEnv(venv)
+    env.seed(7)
+    return cls(env, norm_obs=True, norm_reward=False)
+
+
+def same_dict(a: dict, b: dict) -> bool:
+    return set(a) == set(b) and all(np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype for k in a)
+
+
+def test_statistics_observations_and_terminal_observations_equal_vecnormalize_to_the_bit():
+    # 9 vehicles: numpy sums a one-element entry's 9 rows pairwise, a wider entry's row by row
+    sb3, fast = (wrapped(cls, "acres_gym/RangerSpeedTracking-v2", 9, max_episode_s=1.0)
+                 for cls in (VecNormalize, ObsNormalizer))
+    assert same_dict(sb3.reset(), fast.reset())
+    rng = np.random.default_rng(1)
+    terminals = 0
+    for _ in range(60):
+        actions = rng.uniform(-1.0, 1.0, size=(9, *sb3.action_space.shape)).astype(np.float32)
+        (o1, r1, d1, i1), (o2, r2, d2, i2) = sb3.step(actions), fast.step(actions)
+        assert same_dict(o1, o2) and np.array_equal(r1, r2) and np.array_equal(d1, d2)
+        for a, b in zip(i1, i2, strict=True):
+            if "terminal_observation" in a:
+                terminals += 1
+                assert same_dict(a["terminal_observation"], b["terminal_observation"])
+    assert terminals >= 9  # 1 s episodes: every vehicle ended at least once in 3 s
+    for key in sb3.obs_rms:
+        assert np.array_equal(sb3.obs_rms[key].mean, fast.obs_rms[key].mean), key
+        assert np.array_equal(sb3.obs_rms[key].var, fast.obs_rms[key].var), key
+        assert sb3.obs_rms[key].count == fast.obs_rms[key].count == 1e-4 + 9 * 61
+    # the statistics moved: the comparison is not of two untouched normalisers
+    assert np.abs(fast.obs_rms["wheel_speeds"].var - 1.0).max() > 1e-3
+
+
+def test_image_entries_and_a_saved_vecnormalize_load_as_obsnormalizer(tmp_path):
+    sb3, fast = (wrapped(cls, "acres_gym/RangerOffroadNavigation-v0", 3, max_episode_s=1.0)
+                 for cls in (VecNormalize, ObsNormalizer))
+    assert sb3.obs_rms["local_map"].mean.ndim == 3
+    sb3.reset(), fast.reset()
+    actions = np.zeros((3, *sb3.action_space.shape), dtype=np.float32)
+    for _ in range(5):
+        assert same_dict(sb3.step(actions)[0], fast.step(actions)[0])
+    sb3.save(str(tmp_path / "vecnormalize.pkl"))
+    loaded = ObsNormalizer.load(str(tmp_path / "vecnormalize.pkl"), fast.venv)
+    assert type(loaded) is ObsNormalizer
+    obs = sb3.get_original_obs()
+    assert same_dict(loaded.normalize_obs(obs), sb3.normalize_obs(obs))
+    fast.save(str(tmp_path / "obsnormalizer.pkl"))  # its own kept layout and statistics are not saved
+    again = ObsNormalizer.load(str(tmp_path / "obsnormalizer.pkl"), fast.venv)
+    assert "_stats_cache" not in again.__dict__ and same_dict(again.normalize_obs(obs), sb3.normalize_obs(obs))
+    frozen = frozen_normalizer(sb3)
+    assert type(frozen) is ObsNormalizer and not frozen.training
+    single = {k: v[0] for k, v in obs.items()}  # one observation, no batch axis
+    out = frozen.normalize_obs(single)
+    assert same_dict(out, sb3.normalize_obs(single)) and out["local_map"].shape == single["local_map"].shape
+
+
+def test_training_without_distribution_checks_gives_sb3s_model_to_the_bit():
+    import stable_baselines3
+    import torch
+
+    from acres_gym.agents.sb3_models import PPO, distribution_checks
+
+    torch.set_num_threads(1)
+    params = []
+    for cls in (stable_baselines3.PPO, PPO):
+        env = wrapped(ObsNormalizer, "acres_gym/RangerSpeedTracking-v2", 4, max_episode_s=2.0)
+        model = cls("MultiInputPolicy", env, seed=3, n_steps=32, batch_size=64, n_epochs=2,
+                    policy_kwargs={"net_arch": [16, 16]}, device="cpu")
+        initial = [p.detach().clone() for p in model.policy.parameters()]
+        model.learn(256)
+        params.append([p.detach().clone() for p in model.policy.parameters()])
+        env.close()
+    assert all(torch.equal(a, b) for a, b in zip(*params, strict=True))
+    assert not all(torch.equal(a, b) for a, b in zip(initial, params[1], strict=True))  # the updates moved them
+    from torch.distributions import Distribution
+
+    before = Distribution._validate_args
+    with distribution_checks(False):
+        assert Distribution._validate_args is False
+    assert Distribution._validate_args is before  # the setting comes back
