@@ -87,6 +87,11 @@ SURFACE_COLOURS: dict[str, tuple[int, int, int]] = {
     "rubicon_sandy_loam": (135, 165, 105),
     "north_gower_clayey_loam": (135, 120, 180),
     "grenville_loam": (0, 135, 225),
+    # the wetter measurements of soils measured at two moisture contents (found by a search for the largest
+    # CIELAB distance to every other colour of the view, with normal and colour-blind vision)
+    "sandy_loam_lll_wet": (70, 52, 40),
+    "heavy_clay_wet": (100, 40, 226),
+    "lean_clay_wet": (52, 40, 124),
 }
 OUTSIDE_COLOUR = (30, 30, 34)
 PATH_COLOUR = (250, 220, 40)
