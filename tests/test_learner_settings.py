@@ -25,7 +25,7 @@ def same_dict(a: dict, b: dict) -> bool:
 
 def test_statistics_observations_and_terminal_observations_equal_vecnormalize_to_the_bit():
     # 9 vehicles: numpy sums a one-element entry's 9 rows pairwise, a wider entry's row by row
-    sb3, fast = (wrapped(cls, "acres_gym/RangerSpeedTracking-v2", 9, max_episode_s=1.0)
+    sb3, fast = (wrapped(cls, "acres_gym/RangerSpeedTracking-v3", 9, max_episode_s=1.0)
                  for cls in (VecNormalize, ObsNormalizer))
     assert same_dict(sb3.reset(), fast.reset())
     rng = np.random.default_rng(1)
@@ -48,7 +48,7 @@ def test_statistics_observations_and_terminal_observations_equal_vecnormalize_to
 
 
 def test_image_entries_and_a_saved_vecnormalize_load_as_obsnormalizer(tmp_path):
-    sb3, fast = (wrapped(cls, "acres_gym/RangerOffroadNavigation-v0", 3, max_episode_s=1.0)
+    sb3, fast = (wrapped(cls, "acres_gym/RangerOffroadNavigation-v1", 3, max_episode_s=1.0)
                  for cls in (VecNormalize, ObsNormalizer))
     assert sb3.obs_rms["local_map"].mean.ndim == 3
     sb3.reset(), fast.reset()
@@ -79,7 +79,7 @@ def test_training_without_distribution_checks_gives_sb3s_model_to_the_bit():
     torch.set_num_threads(1)
     params = []
     for cls in (stable_baselines3.PPO, PPO):
-        env = wrapped(ObsNormalizer, "acres_gym/RangerSpeedTracking-v2", 4, max_episode_s=2.0)
+        env = wrapped(ObsNormalizer, "acres_gym/RangerSpeedTracking-v3", 4, max_episode_s=2.0)
         model = cls("MultiInputPolicy", env, seed=3, n_steps=32, batch_size=64, n_epochs=2,
                     policy_kwargs={"net_arch": [16, 16]}, device="cpu")
         initial = [p.detach().clone() for p in model.policy.parameters()]
