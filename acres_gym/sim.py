@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from acres_gym import compile_notice
+from acres_gym.runtime import compile_notice
 from acres_gym.constants import DT_S, PHYSICS_HZ
 from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
 from acres_gym.dbw.reports import CAN_RESOLUTION, REPORT_RECORD_DTYPE
@@ -31,7 +31,7 @@ from acres_gym.dbw.step import reset_dbw_from_params
 from acres_gym.model.chassis import BODY_KINEMATICS
 from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
 from acres_gym.model.suspension import elastic_energy
-from acres_gym.model.threading_layer import KernelChoice, use_parallel
+from acres_gym.runtime.threading_layer import KernelChoice, use_parallel
 from acres_gym.model.tick import observe_all, run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
@@ -49,7 +49,7 @@ _KERNELS_READY = False
 def _compile_kernels(sim: RangerSim) -> None:
     """Once per process, before the first reset: loads the physics kernels, compiling them if numba's cache
     does not hold them yet (the first use after installing or changing the model), which
-    ``acres_gym.compile_notice`` announces on stderr with the time it took (``ACRES_GYM_QUIET=1`` silences it).
+    ``acres_gym.runtime.compile_notice`` announces on stderr with the time it took (``ACRES_GYM_QUIET=1`` silences it).
     The kernels run zero ticks on copies, so nothing of ``sim`` changes."""
     global _KERNELS_READY
     if _KERNELS_READY:

@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from acres_gym import libm
+from acres_gym.runtime import libm
 from acres_gym.envs.config import check_keys, number, strip_comments
 
 ENTRY_POINT_GROUP = "acres_gym.rewards"

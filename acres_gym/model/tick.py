@@ -17,7 +17,7 @@ from numba import njit, prange
 from acres_gym.constants import DIVERGED_BELOW_GROUND, DIVERGED_NON_FINITE, DT_S, WHEEL_FL, WHEEL_FR, WHEEL_RL, WHEEL_RR
 from acres_gym.dbw.reports import vehicle_report
 from acres_gym.dbw.step import step_dbw
-from acres_gym.model import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
+from acres_gym.runtime import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
 from acres_gym.model.chassis import body_kinematics, flag_diverged, step_chassis
 from acres_gym.model.cvt import step_cvt
 from acres_gym.model.driveline import solve_driveline

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from acres_gym.model import allocator, threading_layer  # noqa: F401  (freed terrain memory kept; the fork-safe layer)
+from acres_gym.runtime import allocator, threading_layer  # noqa: F401  (freed terrain memory kept; the fork-safe layer)
 from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
 from acres_gym.terrain.surfaces import SurfaceTable, default_surfaces
 

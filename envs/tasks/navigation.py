@@ -61,7 +61,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from acres_gym import libm
+from acres_gym.runtime import libm
 from acres_gym.constants import GEAR_LOW
 from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
 from acres_gym.envs.tasks.base import COMMON_FAILURES, Figure, Scoring, Task, TaskFrame, TaskView, register_task
