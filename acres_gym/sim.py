@@ -23,7 +23,6 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from acres_gym.runtime import compile_notice
 from acres_gym.constants import DT_S, PHYSICS_HZ
 from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
 from acres_gym.dbw.reports import CAN_RESOLUTION, REPORT_RECORD_DTYPE
@@ -31,11 +30,12 @@ from acres_gym.dbw.step import reset_dbw_from_params
 from acres_gym.model.chassis import BODY_KINEMATICS
 from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
 from acres_gym.model.suspension import elastic_energy
-from acres_gym.runtime.threading_layer import KernelChoice, use_parallel
 from acres_gym.model.tick import observe_all, run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
 from acres_gym.records import plain
+from acres_gym.runtime import compile_notice
+from acres_gym.runtime.threading_layer import KernelChoice, use_parallel
 from acres_gym.schema import PARAMS_DTYPE
 from acres_gym.state import STATE_DTYPE, STATE_TEMPLATE, make_scratch, make_state
 from acres_gym.terrain import Terrain, TerrainStack, flat

@@ -182,7 +182,7 @@ def _closure(module: str) -> set[str]:
     return seen
 
 
-@pytest.mark.parametrize("module", [pytest.param("acres_gym.vehicle.deploy", marks=NOT_YET), "acres_gym.deploy"])
+@pytest.mark.parametrize("module", ["acres_gym.vehicle.deploy", "acres_gym.deploy"])
 def test_deploy_imports_no_numba(module):
     assert module in _modules()
     numba_users = sorted(m for m in _closure(module)
@@ -190,7 +190,6 @@ def test_deploy_imports_no_numba(module):
     assert not numba_users, numba_users
 
 
-@NOT_YET
 def test_the_simulator_core_does_not_import_the_tools():
     for path in sorted(ROOT.glob("*.py")):
         if path.name in ("__init__.py",):

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import acres_gym  # noqa: F401
-from acres_gym.runtime import libm
 from acres_gym.params import load_vehicle
+from acres_gym.runtime import libm
 from acres_gym.terrain import Terrain, default_surfaces
 from acres_gym.terrain.offroad import (
     _add_hill,

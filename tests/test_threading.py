@@ -19,8 +19,8 @@ import pytest
 from acres_gym import RangerSim
 from acres_gym.dbw.reports import CAN_RESOLUTION, report_table
 from acres_gym.envs.core import kinematics_array
-from acres_gym.runtime import threading_layer
 from acres_gym.model.tick import run_ticks, run_ticks_serial
+from acres_gym.runtime import threading_layer
 
 FORK_AFTER_PARALLEL = """
 import gymnasium, numpy as np, acres_gym
