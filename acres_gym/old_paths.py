@@ -18,6 +18,9 @@ import sys
 MOVED: dict[str, str] = {
     "acres_gym.model.threading_layer": "acres_gym.runtime.threading_layer",
     "acres_gym.model.allocator": "acres_gym.runtime.allocator",
+    "acres_gym.model.soil_random": "acres_gym.terrain.soil_random",
+    "acres_gym.terrain.offroad": "acres_gym.envs.tasks.offroad",
+    "acres_gym.terrain.trafficability": "acres_gym.envs.tasks.trafficability",
 }
 """old module name -> the module it is now."""
 

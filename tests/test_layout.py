@@ -152,7 +152,6 @@ def test_kernel_packages_import_only_each_other_and_the_leaf_modules():
     assert not upward, upward
 
 
-@NOT_YET
 def test_terrain_imports_nothing_from_model():
     found = [f"{path.relative_to(ROOT)} imports {name}" for path in _package_files("terrain")
              for name in _imports(path) if _in(name, "acres_gym.model")]
