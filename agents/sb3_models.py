@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from stable_baselines3 import PPO, SAC
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecNormalize
 
+from acres_gym.agents.algorithms import ALGORITHMS, algorithm_class  # noqa: F401  (named here as before)
 from acres_gym.envs.config import load_config
 
-ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
 ACTIVATIONS = ("tanh", "relu", "elu", "gelu", "leaky_relu")
 POLICY = "MultiInputPolicy"
 
@@ -93,12 +92,6 @@ def __getattr__(name: str):
         cls = globals()["LocalMapExtractor"] = local_map_extractor_class()
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def algorithm_class(name: str) -> type[BaseAlgorithm]:
-    if name not in ALGORITHMS:
-        raise ValueError(f"algo = {name!r}; allowed: {', '.join(ALGORITHMS)}")
-    return ALGORITHMS[name]
 
 
 def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = None,

@@ -39,7 +39,7 @@ from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
 from acres_gym.envs.pregen import Pregenerator, drawing
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
-from acres_gym.envs.tasks import make_task
+from acres_gym.envs.tasks.base import make_task
 from acres_gym.model.chassis import BODY_KINEMATICS, body_kinematics
 from acres_gym.records import plain
 from acres_gym.sim import RangerSim
