@@ -79,6 +79,7 @@ from typing import Any
 import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
+from acres_gym.configuration import merge_configs
 from acres_gym.constants import (
     DRIVE_ALL_WHEEL,
     DRIVE_TURF,
@@ -94,7 +95,7 @@ from acres_gym.constants import (
     ULC_NONE,
 )
 from acres_gym.envs.actions import DbwCommandMode
-from acres_gym.envs.config import load_config, merge_configs
+from acres_gym.envs.config import load_config
 from acres_gym.vehicle.replay import INPUT_COLUMNS
 
 DEFAULT_ENV = "acres_gym/RangerSpeedTracking-v2"

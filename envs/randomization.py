@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from acres_gym.envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
+from acres_gym.configuration import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
 from acres_gym.envs.pregen import beside
 from acres_gym.params import finalize_parameters, load_vehicle, set_parameters
 from acres_gym.terrain import (

@@ -19,10 +19,10 @@ import acres_gym  # noqa: F401
 from acres_gym.agents.export import DeterministicActor, command_map, observations_as_given, sample_observations
 from acres_gym.agents.export import main as export_main
 from acres_gym.agents.sb3_models import SB3Policy, build_model, load_run_normalizer
+from acres_gym.configuration import to_builtins
 from acres_gym.constants import GEAR_NONE
 from acres_gym.dbw.reports import dbw_reports
 from acres_gym.envs.actions import ACTION_MODES
-from acres_gym.envs.config import plain
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 from acres_gym.params import load_vehicle
 from acres_gym.registration import ENVIRONMENTS
@@ -83,7 +83,7 @@ def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0, 
     env.save(str(run / "vecnormalize.pkl"))
     config = {"algo": algo, "env_id": env_id, "env_config": env_config, "task_config": venv.config,
               "total_steps": 0, "seed": seed}
-    (run / "config.yaml").write_text(yaml.safe_dump(plain(config), sort_keys=False), encoding="utf-8")
+    (run / "config.yaml").write_text(yaml.safe_dump(to_builtins(config), sort_keys=False), encoding="utf-8")
     env.close()
     return run / "model.zip", model
 

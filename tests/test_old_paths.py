@@ -124,7 +124,9 @@ def test_an_environment_pickled_with_the_old_module_names_continues_the_episode(
     import gymnasium
     import numpy as np
 
-    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v0",
+    from acres_gym.registration import id_for_config
+
+    env = gymnasium.make(id_for_config("offroad_navigation"),
                          config={"randomization": {"terrain": {"size_m": 200.0}},
                                  "task_options": {"terrain": {"goal_distance_m": [60, 100]}}}).unwrapped
     env.reset(seed=3)

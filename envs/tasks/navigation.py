@@ -61,8 +61,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
+from acres_gym.configuration import check_keys, merge_configs, number, strip_comments
 from acres_gym.constants import GEAR_LOW
-from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
 from acres_gym.envs.tasks.base import COMMON_FAILURES, Figure, Scoring, Task, TaskFrame, TaskView, register_task
 from acres_gym.envs.tasks.offroad import DEFAULTS as TERRAIN_DEFAULTS
 from acres_gym.envs.tasks.offroad import UnsolvableConfigError, offroad_episode, resolve_config
@@ -71,6 +71,9 @@ from acres_gym.runtime import libm
 from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
 
 MAP_CHANNELS = ("height", "grade", "traction", "no_go")
+# the local map's defaults (the one place they are written; the task config sets only what differs):
+# 2 m cells, the terrain grid's own spacing; 16 rows of which 8 m behind the vehicle (24 m ahead); 16 columns,
+# 16 m to each side
 MAP_DEFAULTS = {"cell_m": 2.0, "rows": 16, "cols": 16, "behind_m": 8.0, "channels": list(MAP_CHANNELS)}
 SPLITS = ("train", "test")
 GRID_KEYS = ("size_m", "cell_m")  # the terrain grid's, from randomization.terrain
