@@ -63,6 +63,8 @@ OLD_HOMES = {
     "acres_gym.vehicle.command_log": "acres_gym.tools.replay",
     "acres_gym.vehicle.bags": "acres_gym.bags",
     "acres_gym.vehicle.deploy": "acres_gym.deploy",
+    "acres_gym.terrain.rough_ground": "acres_gym.terrain.generate",
+    "acres_gym.terrain.patches": "acres_gym.terrain.generate",
 }
 
 
@@ -81,7 +83,7 @@ def _moved_objects():
     from acres_gym.envs.tasks.trafficability import grade_limit_table
     from acres_gym.params import load_vehicle
     from acres_gym.runtime.threading_layer import KernelChoice
-    from acres_gym.terrain import default_surfaces
+    from acres_gym.terrain import default_surfaces, grid_axes, patch_plan, rough_plan
     from acres_gym.vehicle.bags import BagError
     from acres_gym.vehicle.command_log import INPUT_COLUMNS, Message, ReplayInputError
     from acres_gym.vehicle.deploy import UnsafeCommandError
@@ -90,9 +92,11 @@ def _moved_objects():
     limits = grade_limit_table(np.array([load_vehicle("polaris_ranger_crew_xp1000")]), table.records)
     config = resolve_config({"size_m": 200.0, "goal_distance_m": [60, 100]}, table)
     episode = offroad_episode(7, config, table, limits)
-    return {"episode": episode, "choice": KernelChoice(), "message": Message(3, 0.25, {"steer_cmd": 1.5}),
-            "column": INPUT_COLUMNS["steer_mode"], "errors": (ReplayInputError("line 3"), BagError("topic"),
-                                                             UnsafeCommandError("brake"))}
+    x_m, y_m = grid_axes(40.0, 1.0)
+    plans = (rough_plan(40.0, 1.0), patch_plan(x_m, y_m, 1.0, table, {"grass": 1, "gravel": 1}))
+    return {"episode": episode, "plans": plans, "choice": KernelChoice(),
+            "message": Message(3, 0.25, {"steer_cmd": 1.5}), "column": INPUT_COLUMNS["steer_mode"],
+            "errors": (ReplayInputError("line 3"), BagError("topic"), UnsafeCommandError("brake"))}
 
 
 def test_a_pickle_naming_the_old_modules_loads_the_moved_classes():
@@ -112,6 +116,8 @@ def test_a_pickle_naming_the_old_modules_loads_the_moved_classes():
     assert np.array_equal(now.no_go, was.no_go) and np.array_equal(now.terrain.height_m, was.terrain.height_m)
     assert (now.start_xy, now.start_yaw, now.goal_xy, now.redraws) == (was.start_xy, was.start_yaw, was.goal_xy,
                                                                       was.redraws)
+    assert [type(p) for p in loaded["plans"]] == [type(p) for p in objects["plans"]]
+    assert [repr(p) for p in loaded["plans"]] == [repr(p) for p in objects["plans"]]
     assert type(loaded["choice"]) is type(objects["choice"])
     assert loaded["message"] == objects["message"] and loaded["column"] == objects["column"]
     assert [type(e) for e in loaded["errors"]] == [type(e) for e in objects["errors"]]

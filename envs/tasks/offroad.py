@@ -45,8 +45,10 @@ import numpy as np
 from numba import njit
 
 from acres_gym.envs.tasks.trafficability import WETNESS_BINS
-from acres_gym.terrain.generate import MIN_FEATURE_CELLS, rough, with_patches
 from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
+from acres_gym.terrain.patches import with_patches
+from acres_gym.terrain.rough_ground import rough
+from acres_gym.terrain.shapes import MIN_FEATURE_CELLS
 from acres_gym.terrain.surfaces import SurfaceTable
 
 
