@@ -3,17 +3,20 @@
 The simulator library: parameters (``load_vehicle``), terrain and soils (``acres_gym.terrain``), the
 batched jitted core (``RangerSim``), the DBW commands and reports (``acres_gym.dbw``), the seed's helpers
 (``torque``, ``slip``, ``ackermann``), the validation table (``python -m acres_gym.tools.validate``), and the
-policy runtime for the vehicle (``acres_gym.deploy``: numpy and onnxruntime only).
+policy runtime for the vehicle (``acres_gym.vehicle.deploy``: numpy and onnxruntime only).
 
 ``import acres_gym`` registers the Gymnasium ids and loads nothing else: the names below are imported on
-first use (PEP 562), so ``acres_gym.deploy`` runs without numba, torch or stable-baselines3 loaded.
+first use (PEP 562), so ``acres_gym.vehicle.deploy`` runs without numba, torch or stable-baselines3 loaded.
 """
 
 from importlib import import_module
 from typing import Any
 
+from acres_gym import old_paths as _old_paths
 from acres_gym import registration as _registration  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.constants import DT_S, PHYSICS_HZ
+
+_old_paths.install()  # the module paths of the earlier layout, resolved on first use
 
 __version__ = "0.1.0"
 

@@ -42,7 +42,7 @@ from numba import njit
 from acres_gym import paths
 from acres_gym.constants import STANDARD_GRAVITY_MPS2
 from acres_gym.model.mass_properties import LOAD_NOT_POSITIVE, MASS_NOT_POSITIVE, WRITTEN, derive_parameters
-from acres_gym.records import plain
+from acres_gym.records import structured_view
 from acres_gym.schema import (
     DERIVED,
     MAX_TORQUE_POINTS,
@@ -697,10 +697,10 @@ def _viewed_row(params: np.record) -> tuple[np.ndarray, bool]:
     address, which numpy gives only with a description of every field: longer than the copy.)"""
     base = params.base
     if isinstance(base, np.ndarray) and base.shape == (1,) and base.dtype is params.dtype:
-        return plain(np.ndarray.view(base, np.recarray)), False
+        return structured_view(np.ndarray.view(base, np.recarray)), False
     copy = np.zeros(1, PARAMS_DTYPE).view(np.recarray)
     copy[0] = params
-    return plain(copy), True
+    return structured_view(copy), True
 
 
 def _derivation_error(p: _FieldValues, outcome: int, report: np.ndarray) -> None:

@@ -63,7 +63,7 @@ def spec_table(spec: tuple[Field, ...]) -> list[tuple]:
             for f in spec]
 
 
-def plain(records: np.ndarray) -> np.ndarray:
+def structured_view(records: np.ndarray) -> np.ndarray:
     """``records`` (a ``recarray`` or a structured array) as a plain structured ``ndarray`` view of the same memory.
 
     Field access on it skips ``recarray``'s Python-level attribute lookup, and numba types it on every call at

@@ -58,7 +58,7 @@ def id_for_config(task_config: str) -> str | None:
 
 def register_envs() -> list[str]:
     """Register every acres_gym id not registered yet; returns the ids (none without gymnasium, as on a
-    vehicle computer that runs only ``acres_gym.deploy``)."""
+    vehicle computer that runs only ``acres_gym.vehicle.deploy``)."""
     try:
         from gymnasium.envs.registration import register, registry
     except ImportError:

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from acres_gym import compile_notice
 from acres_gym.constants import DT_S, PHYSICS_HZ
 from acres_gym.dbw.command import COMMAND_DTYPE, make_commands
 from acres_gym.dbw.reports import CAN_RESOLUTION, REPORT_RECORD_DTYPE
@@ -31,11 +30,12 @@ from acres_gym.dbw.step import reset_dbw_from_params
 from acres_gym.model.chassis import BODY_KINEMATICS
 from acres_gym.model.ledger import LEDGER_LOSS_FIELDS, stored_energy
 from acres_gym.model.suspension import elastic_energy
-from acres_gym.model.threading_layer import KernelChoice, use_parallel
 from acres_gym.model.tick import observe_all, run_ticks, run_ticks_serial
 from acres_gym.model.vec import euler_from_quaternion
 from acres_gym.params import load_vehicle, make_params_array
-from acres_gym.records import plain
+from acres_gym.records import structured_view
+from acres_gym.runtime import compile_notice
+from acres_gym.runtime.threading_layer import KernelChoice, use_parallel
 from acres_gym.schema import PARAMS_DTYPE
 from acres_gym.state import STATE_DTYPE, STATE_TEMPLATE, make_scratch, make_state
 from acres_gym.terrain import Terrain, TerrainStack, flat
@@ -49,18 +49,19 @@ _KERNELS_READY = False
 def _compile_kernels(sim: RangerSim) -> None:
     """Once per process, before the first reset: loads the physics kernels, compiling them if numba's cache
     does not hold them yet (the first use after installing or changing the model), which
-    ``acres_gym.compile_notice`` announces on stderr with the time it took (``ACRES_GYM_QUIET=1`` silences it).
+    ``acres_gym.runtime.compile_notice`` announces on stderr with the time it took (``ACRES_GYM_QUIET=1`` silences it).
     The kernels run zero ticks on copies, so nothing of ``sim`` changes."""
     global _KERNELS_READY
     if _KERNELS_READY:
         return
-    args = (plain(sim.params.copy()), plain(sim.state.copy()), plain(sim.work.copy()), plain(sim.commands.copy()),
-            0, sim.terrain_args, CAN_RESOLUTION, sim._reports.copy(), sim._kinematics.copy())
+    args = (structured_view(sim.params.copy()), structured_view(sim.state.copy()), structured_view(sim.work.copy()),
+            structured_view(sim.commands.copy()), 0, sim.terrain_args, CAN_RESOLUTION, sim._reports.copy(),
+            sim._kinematics.copy())
     run_ticks_serial(*args)
     run_ticks(*args)
     observe_all(args[0], args[1], *args[6:])
     _spawn_pose(sim.terrain.height_m[0], 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, np.empty(7))
-    reset_vehicles(args[0], args[1], plain(STATE_TEMPLATE), np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(),
+    reset_vehicles(args[0], args[1], structured_view(STATE_TEMPLATE), np.zeros(sim.n, dtype=np.bool_), sim._pose.copy(),
                    sim._terrain_index.copy())
     compile_notice.report()
     _KERNELS_READY = True
@@ -153,16 +154,16 @@ def _spawn_pose(height, origin_x, origin_y, cell, cg_forward, cg_left, cg_height
 
 class _RecordAttribute:
     """A record-array attribute of ``RangerSim`` (``params``, ``state``, ``work``, ``commands``) that keeps its
-    plain structured view beside it as ``<name>_plain`` (``acres_gym.records.plain``: the same memory, the form
-    the kernels take). Reading the attribute is an ordinary instance-dict lookup; assigning it refreshes the
-    view."""
+    plain structured view beside it as ``<name>_plain`` (``acres_gym.records.structured_view``: the same memory,
+    the form the kernels take). Reading the attribute is an ordinary instance-dict lookup; assigning it refreshes
+    the view."""
 
     def __set_name__(self, owner, name: str) -> None:
         self.name = name
 
     def __set__(self, sim, value) -> None:
         sim.__dict__[self.name] = value
-        sim.__dict__[f"{self.name}_plain"] = plain(value)
+        sim.__dict__[f"{self.name}_plain"] = structured_view(value)
 
 
 class RangerSim:
@@ -258,7 +259,7 @@ class RangerSim:
             self._terrain_index[v] = tis[k]
         mask = np.zeros(self.n, dtype=np.bool_)
         mask[idx] = True
-        reset_vehicles(self.params_plain, self.state_plain, plain(STATE_TEMPLATE), mask, self._pose,
+        reset_vehicles(self.params_plain, self.state_plain, structured_view(STATE_TEMPLATE), mask, self._pose,
                        self._terrain_index)
         cmd = make_commands(1)[0]
         self.commands[idx] = cmd
@@ -283,7 +284,7 @@ class RangerSim:
                   and commands.shape == (self.n,)):
             raise TypeError(f"commands: expected a ({self.n},) array of COMMAND_DTYPE (see make_commands)")
         else:
-            commands = plain(commands)
+            commands = structured_view(commands)
         args = (self.params_plain, self.state_plain, self.work_plain, commands, int(n_ticks), self.terrain_args,
                 CAN_RESOLUTION, self._reports, self._kinematics)
         if serial or not use_parallel(self.n):

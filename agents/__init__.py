@@ -6,7 +6,7 @@
   periodic evaluation, exact checkpoints, the report and its plots;
 - ``acres_gym.agents.evaluate``: seeded evaluation and baseline-against-learned comparison
   (``python -m acres_gym.agents.evaluate``);
-- ``acres_gym.agents.export``: a trained run as ONNX with its manifest, for ``acres_gym.deploy``
+- ``acres_gym.agents.export``: a trained run as ONNX with its manifest, for ``acres_gym.vehicle.deploy``
   (``python -m acres_gym.agents.export``);
 - ``acres_gym.agents.watch``: a policy driving in the pygame window, or its frames as PNG files
   (``python -m acres_gym.agents.watch``);

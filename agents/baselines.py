@@ -286,7 +286,7 @@ class TerrainPlanner:
     environment's terrain, no-go mask and the trafficability table, so it sees what a policy's
     ``local_map`` does not), then the ULC and pure pursuit along the route.
 
-    The route is ``acres_gym.terrain.offroad.route`` over the task's route grid (steps that H / AWD climbs
+    The route is ``acres_gym.envs.tasks.offroad.route`` over the task's route grid (steps that H / AWD climbs
     at ``speed_h_mps``, steps only L / AWD climbs at ``speed_l_mps``, grades within ``grade_margin`` of the
     climbable ones (the ULC launches with less than full throttle), no-go areas kept ``clearance_m`` away,
     at most ``lateral_accel_mps2`` in the turns;
@@ -335,7 +335,7 @@ class TerrainPlanner:
         self.stale[rows] = True
 
     def _plan(self, i: int) -> None:
-        from acres_gym.terrain.offroad import route, route_grid
+        from acres_gym.envs.tasks.offroad import route, route_grid
 
         task = self.env.task
         c = task.terrain_config_resolved
@@ -364,7 +364,7 @@ class TerrainPlanner:
 
     def _two_wheel_ok(self, terrain, points: np.ndarray, margin: float) -> np.ndarray:
         """Per route step: 2WD in H climbs it by the trafficability table (both ends' surfaces)."""
-        from acres_gym.terrain.trafficability import wetness_bin
+        from acres_gym.envs.tasks.trafficability import wetness_bin
 
         lim = self.env.task.grade_limits
         sid = terrain.surface_at(points[:, 0], points[:, 1])

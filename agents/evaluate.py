@@ -43,7 +43,8 @@ import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.agents.baselines import baseline_action_mode, make_baseline
-from acres_gym.envs.config import dotted_overrides, load_config, merge_configs
+from acres_gym.configuration import dotted_overrides, merge_configs
+from acres_gym.envs.config import load_config
 from acres_gym.envs.tasks import Task, task_class
 from acres_gym.envs.tasks.base import FUEL_DENSITY_KG_L  # noqa: F401  (named here too)
 

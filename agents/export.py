@@ -14,7 +14,7 @@ when the run normalised its observations) and writes two files to ``--out``:
     float32 rounding, which a closed loop with thresholds (the range and AWD axes) can turn into a
     different episode.
 ``manifest.json``
-    Everything the runtime (``acres_gym.deploy``) needs besides the graph, derived from the environment
+    Everything the runtime (``acres_gym.vehicle.deploy``) needs besides the graph, derived from the environment
     the run trained on (its observation items and action mode, ``acres_gym.envs``), not written by hand:
 
     - ``observation.items``: in order, each with its offset and shape in the flat vector, unit, meaning,
@@ -37,7 +37,7 @@ when the run normalised its observations) and writes two files to ``--out``:
       range sent on the first step of a drive;
     - ``control_hz``, the task (its name and, for path and speed tasks, ``speed_preview_s`` and
       ``path_preview_m``) and the vehicle's command limits the runtime checks messages against
-      (``acres_gym.deploy.VEHICLE_LIMITS``: the angle, curvature and yaw-rate command ranges, the
+      (``acres_gym.vehicle.deploy.VEHICLE_LIMITS``: the angle, curvature and yaw-rate command ranges, the
       full-scale brake pressure that also turns percent brake reports to bar, and the stop-hold brake
       ``safe_stop`` sends).
 
@@ -73,7 +73,9 @@ from acres_gym.agents.sb3_models import SB3Policy
 from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TURF, DRIVE_TWO_WHEEL, GEAR_HIGH, GEAR_LOW, GEAR_NONE
 from acres_gym.dbw.command import COMMAND_MODES, make_commands
 from acres_gym.dbw.reports import REPORT_FIELDS
-from acres_gym.deploy import (
+from acres_gym.envs.actions import RANGE_THRESHOLD
+from acres_gym.envs.observations import ITEMS, SOURCES
+from acres_gym.vehicle.deploy import (
     COMMAND_MESSAGES,
     MANIFEST_FORMAT,
     VEHICLE_LIMITS,
@@ -81,8 +83,6 @@ from acres_gym.deploy import (
     command_unit,
     command_value,
 )
-from acres_gym.envs.actions import RANGE_THRESHOLD
-from acres_gym.envs.observations import ITEMS, SOURCES
 
 # The navigation task's local_map channels (acres_gym.envs.tasks.navigation.MAP_CHANNELS): unit and meaning.
 MAP_CHANNEL_INFO = {

@@ -33,7 +33,8 @@ import numpy as np
 import yaml
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
-from acres_gym.envs.config import check_keys, load_config
+from acres_gym.configuration import check_keys
+from acres_gym.envs.config import load_config
 from acres_gym.registration import ENVIRONMENTS
 
 VECTOR_MODE = "vector_entry_point"

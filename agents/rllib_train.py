@@ -47,7 +47,8 @@ from acres_gym.agents.rllib import (
     start_ray,
     sync_observation_filter,
 )
-from acres_gym.envs.config import check_keys, dotted_overrides, load_config, merge_configs, plain, strip_comments
+from acres_gym.configuration import check_keys, dotted_overrides, merge_configs, strip_comments, to_builtins
+from acres_gym.envs.config import load_config
 
 
 def load_train_config(path: str, overrides: list[str], total_steps: int | None = None, seed: int | None = None,
@@ -95,7 +96,7 @@ def train(cfg: dict, resume: str | None = None, address: str | None = None) -> d
                               "minibatch_size": config.minibatch_size, "num_epochs": config.num_epochs,
                               "lr": config.lr, "gamma": config.gamma, "lambda_": config.lambda_,
                               "rollout_fragment_length": config.get_rollout_fragment_length()}}
-        (out / "config.yaml").write_text(yaml.safe_dump(plain(resolved), sort_keys=False), encoding="utf-8")
+        (out / "config.yaml").write_text(yaml.safe_dump(to_builtins(resolved), sort_keys=False), encoding="utf-8")
 
         algo = config.build_algo()
         steps0 = 0
@@ -149,7 +150,7 @@ def train(cfg: dict, resume: str | None = None, address: str | None = None) -> d
         "checkpoint": checkpoint, "resumed_from": resume,
         "evaluation": {name: {"mean": r["mean"], "per_episode": r["per_episode"]} for name, r in results.items()},
     }
-    (out / "report.json").write_text(json.dumps(plain(report), indent=2), encoding="utf-8")
+    (out / "report.json").write_text(json.dumps(to_builtins(report), indent=2), encoding="utf-8")
     print(f"\ntrained PPO (RLlib) on {cfg['env_id']} to {steps} env steps in {train_s:.1f} s "
           f"({report['train_steps_per_s']:.0f} steps/s); run saved in {out}")
     print(f"evaluation over {cfg['eval_episodes']} episodes (seeds from {cfg['eval_seed']}):")

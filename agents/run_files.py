@@ -390,7 +390,7 @@ def load_normalizer(files: RunFiles, config: Mapping, for_training: bool = False
 
 def load_model(files: RunFiles, algo: str, **kwargs):
     """The stable-baselines3 model of ``algo`` saved in ``model.zip`` (``kwargs`` go to ``load``)."""
-    from acres_gym.agents.sb3_models import algorithm_class
+    from acres_gym.agents.algorithms import algorithm_class
 
     cls = algorithm_class(algo)
     if not zipfile.is_zipfile(files.model):

@@ -25,53 +25,16 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import stable_baselines3
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecNormalize
 
+from acres_gym.agents.algorithms import ALGORITHMS, PPO, SAC, algorithm_class, distribution_checks  # noqa: F401  (named here as before)
 from acres_gym.envs.config import load_config
 
-
-@contextmanager
-def distribution_checks(enabled: bool):
-    """``torch.distributions``' argument checks on or off within the block (the previous setting after it).
-
-    The checks (finite means, positive scales, samples in the support) add several tensor reductions to each
-    forward pass of a small policy and change no number. Rollouts and evaluations run without them: a
-    non-finite action still stops the environment with an error naming it, and the update that follows
-    every rollout evaluates the same observations with the checks on."""
-    from torch.distributions import Distribution
-
-    previous = Distribution._validate_args
-    Distribution.set_default_validate_args(enabled)
-    try:
-        yield
-    finally:
-        Distribution.set_default_validate_args(previous)
-
-
-class PPO(stable_baselines3.PPO):
-    """SB3's PPO, its rollouts without ``torch.distributions``' argument checks (``distribution_checks``)."""
-
-    def collect_rollouts(self, *args, **kwargs):
-        with distribution_checks(False):
-            return super().collect_rollouts(*args, **kwargs)
-
-
-class SAC(stable_baselines3.SAC):
-    """SB3's SAC, its rollouts without ``torch.distributions``' argument checks (``distribution_checks``)."""
-
-    def collect_rollouts(self, *args, **kwargs):
-        with distribution_checks(False):
-            return super().collect_rollouts(*args, **kwargs)
-
-
-ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
 ACTIVATIONS = ("tanh", "relu", "elu", "gelu", "leaky_relu")
 POLICY = "MultiInputPolicy"
 
@@ -135,12 +98,6 @@ def __getattr__(name: str):
         cls = globals()["LocalMapExtractor"] = local_map_extractor_class()
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def algorithm_class(name: str) -> type[BaseAlgorithm]:
-    if name not in ALGORITHMS:
-        raise ValueError(f"algo = {name!r}; allowed: {', '.join(ALGORITHMS)}")
-    return ALGORITHMS[name]
 
 
 def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = None,

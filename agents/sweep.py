@@ -37,7 +37,8 @@ import yaml
 from acres_gym.agents.evaluate import evaluate
 from acres_gym.agents.rllib import ppo_config, register_rllib_envs, rllib_policy_factory, start_ray
 from acres_gym.agents.rllib_train import load_train_config
-from acres_gym.envs.config import check_keys, load_config, strip_comments
+from acres_gym.configuration import check_keys, strip_comments
+from acres_gym.envs.config import load_config
 from acres_gym.paths import config_path
 
 DEFAULTS: dict[str, Any] = {

@@ -34,10 +34,10 @@ drive ends when the episode does, or on escape / q.
 Outputs:
 
 - ``--log drive.csv``: the command log, one line per control step with every field that was sent, in the
-  ``acres-replay`` format (``acres_gym.tools.replay``), full precision. Its first lines (comments, which the
+  ``acres-replay`` format (``acres_gym.vehicle.replay``), full precision. Its first lines (comments, which the
   replay skips) name the environment, the task config, the seed and the control rate.
   ``--replay drive.csv --out replayed.csv`` rebuilds that episode (same id, config and seed: the same
-  terrain, vehicle and start) and runs the log through ``acres_gym.tools.replay.replay``, writing the
+  terrain, vehicle and start) and runs the log through ``acres_gym.vehicle.replay.replay``, writing the
   ``acres-replay`` output columns once per control step: the trajectory of the drive. The plain
   ``acres-replay drive.csv`` command line replays it on its own default ground (flat dry asphalt, the
   default vehicle, start at the origin heading +x), which is the same only for an episode on that ground.
@@ -79,6 +79,7 @@ from typing import Any
 import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
+from acres_gym.configuration import merge_configs
 from acres_gym.constants import (
     DRIVE_ALL_WHEEL,
     DRIVE_TURF,
@@ -94,8 +95,8 @@ from acres_gym.constants import (
     ULC_NONE,
 )
 from acres_gym.envs.actions import DbwCommandMode
-from acres_gym.envs.config import load_config, merge_configs
-from acres_gym.tools.replay import INPUT_COLUMNS
+from acres_gym.envs.config import load_config
+from acres_gym.vehicle.replay import INPUT_COLUMNS
 
 DEFAULT_ENV = "acres_gym/RangerSpeedTracking-v3"
 DEMO_FORMAT = "acres-gym-demo-1"
@@ -448,10 +449,10 @@ def episode_sim(env):
 
 
 def replay_log(path: str | Path, write=None) -> list[list] | None:
-    """Replay a teleop log with ``acres_gym.tools.replay.replay`` on the episode it was driven in (rebuilt from the
-    log's env id, config and seed): one ``acres_gym.tools.replay.OUTPUT_COLUMNS`` row per control step, the start
+    """Replay a teleop log with ``acres_gym.vehicle.replay.replay`` on the episode it was driven in (rebuilt from the
+    log's env id, config and seed): one ``acres_gym.vehicle.replay.OUTPUT_COLUMNS`` row per control step, the start
     included, returned as a list or passed to ``write(row)``."""
-    from acres_gym.tools.replay import read_commands, replay
+    from acres_gym.vehicle.replay import read_commands, replay
 
     header = read_log_header(path)
     missing = [k for k in ("env_id", "seed", "control_hz") if k not in header]
@@ -470,7 +471,7 @@ def replay_log(path: str | Path, write=None) -> list[list] | None:
 
 def replay_positions(path: str | Path) -> np.ndarray:
     """The centre-of-mass positions (steps + 1, 3) of ``replay_log``."""
-    from acres_gym.tools.replay import OUTPUT_COLUMNS
+    from acres_gym.vehicle.replay import OUTPUT_COLUMNS
 
     i = OUTPUT_COLUMNS.index("x_m")
     return np.array([row[i:i + 3] for row in replay_log(path)], dtype=float)
@@ -488,15 +489,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--demo", default=None, help="also save a demonstration dataset (.npz)")
     parser.add_argument("--max-steps", dest="max_steps", type=int, default=None, help="stop after this many steps")
     parser.add_argument("--replay", default=None, metavar="LOG",
-                        help="replay a teleop log on its episode through acres_gym.tools.replay and write the "
+                        help="replay a teleop log on its episode through acres_gym.vehicle.replay and write the "
                              "acres-replay output CSV (--out) instead of driving")
     parser.add_argument("--out", default="-", help="output CSV of --replay (default: stdout)")
     add_config_arguments(parser)
     args = parser.parse_args(argv)
     try:
         if args.replay is not None:
-            from acres_gym.tools.replay import OUTPUT_COLUMNS
-            from acres_gym.tools.replay import _format as cell  # the acres-replay output formatting
+            from acres_gym.vehicle.replay import OUTPUT_COLUMNS
+            from acres_gym.vehicle.replay import _format as cell  # the acres-replay output formatting
 
             out = sys.stdout if args.out == "-" else open(args.out, "w", newline="", encoding="utf-8")
             try:

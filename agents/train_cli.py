@@ -62,15 +62,8 @@ import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.agents import run_files, training
 from acres_gym.agents.evaluate import baseline_entry, evaluate, format_table
 from acres_gym.agents.sb3_models import ObsNormalizer, build_model
-from acres_gym.envs.config import (
-    check_keys,
-    dotted_overrides,
-    load_config,
-    merge_configs,
-    plain,
-    read_yaml,
-    strip_comments,
-)
+from acres_gym.configuration import check_keys, dotted_overrides, merge_configs, read_yaml, strip_comments, to_builtins
+from acres_gym.envs.config import load_config
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 from acres_gym.paths import config_path
 
@@ -223,7 +216,7 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
         torch.set_num_threads(int(cfg["torch_threads"]))
 
         # --- 2. the environment: N vehicles in one simulator, as an SB3 VecEnv; on resume the saved one ----
-        exact = state is not None and plain(cfg["env_config"]) == previous.get("env_config") \
+        exact = state is not None and to_builtins(cfg["env_config"]) == previous.get("env_config") \
             and cfg["num_envs"] == previous.get("num_envs")
         if exact:
             env = state["env"]  # every vehicle mid-episode, as the run left it
@@ -269,7 +262,7 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
 
     # --- 4. save the resolved config beside the model -------------------------------------------------------
     resolved = {**cfg, "task_config": venv_config, "resumed_from": str(resume.model) if resume else None}
-    (out / "config.yaml").write_text(yaml.safe_dump(plain(resolved), sort_keys=False), encoding="utf-8")
+    (out / "config.yaml").write_text(yaml.safe_dump(to_builtins(resolved), sort_keys=False), encoding="utf-8")
 
     # --- 5. training: progress bar, periodic evaluations, exact checkpoints -----------------------------------
     metric = training.task_metric(venv_config)

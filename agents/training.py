@@ -49,7 +49,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
 from acres_gym.agents import run_files
-from acres_gym.envs.config import plain
+from acres_gym.configuration import to_builtins
 from acres_gym.envs.tasks import Task, task_class
 
 MIN_DISTANCE_SHARE = 0.9
@@ -432,7 +432,7 @@ def _fmt(value: Any) -> str:
 def write_report(out: Path, report: dict, history: Mapping, results: Mapping[str, Mapping], metric: str,
                  baseline_name: str | None, plots: bool = True) -> None:
     """``report.json``, and unless ``plots`` is off the two PNG plots and ``report.md`` that shows them."""
-    (out / "report.json").write_text(json.dumps(plain(report), indent=2), encoding="utf-8")
+    (out / "report.json").write_text(json.dumps(to_builtins(report), indent=2), encoding="utf-8")
     if not plots:
         return
     title = f"{report['algo'].upper()} on {report['env_id']}, seed {report['seed']}"

@@ -70,6 +70,7 @@ from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 from numba import njit
 
+from acres_gym.configuration import check_keys, number, strip_comments
 from acres_gym.constants import (
     DRIVE_ALL_WHEEL,
     DRIVE_TURF,
@@ -95,7 +96,6 @@ from acres_gym.dbw.command import (
     mark_sent,
     send,
 )
-from acres_gym.envs.config import check_keys, number, strip_comments
 
 ULC_VELOCITY_RANGE_MPS = (-7.0, 45.0)  # what the firmware-side decoder accepts
 ULC_ACCEL_RANGE_MPS2 = (-6.0, 3.0)

@@ -38,8 +38,8 @@ import numba
 import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
-from acres_gym.model import threading_layer  # noqa: F401  (the simulator's layer, before set_num_threads starts one)
-from acres_gym.model.threading_layer import use_parallel
+from acres_gym.runtime import threading_layer  # noqa: F401  (the simulator's layer, before set_num_threads starts one)
+from acres_gym.runtime.threading_layer import use_parallel
 
 NAVIGATION_ID = "acres_gym/RangerOffroadNavigation-v1"
 PATH_ID = "acres_gym/RangerPathFollowing-v3"

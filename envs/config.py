@@ -30,20 +30,30 @@ names the key and lists the allowed ones: a typo never passes silently.
 
 ``load_config(config)`` accepts a dict, the name of a file under ``configs/tasks`` (``"speed_tracking"``),
 or a path to a YAML file; ``merge_configs(base, override)`` merges an override into a base config (dicts
-merge key by key, except surface weights and soil ranges; anything else is replaced).
+merge key by key, except surface weights and soil ranges; anything else is replaced). The helpers for any
+config mapping (reading YAML, merging, ``--set`` overrides, checking keys and numbers) are
+``acres_gym.configuration``'s, which the training reads too; they are also named here.
 """
 
 from __future__ import annotations
 
 import copy
-import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from acres_gym import paths
+from acres_gym.configuration import (  # noqa: F401  (the shared helpers, also named here)
+    REPLACED_MAPPINGS,
+    check_keys,
+    dotted_overrides,
+    draw_in_range,
+    merge_configs,
+    number,
+    number_range,
+    read_yaml,
+    strip_comments,
+)
 from acres_gym.constants import PHYSICS_HZ
 
 TASKS_SUBDIR = "tasks"
@@ -84,43 +94,6 @@ def available_task_configs() -> list[str]:
     return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
 
 
-def _suggest(key: str, allowed: Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def check_keys(where: str, given: Mapping, allowed: Iterable[str]) -> None:
-    """Raise ``ValueError`` naming the first unknown key of ``given`` (keys starting with ``_`` are comments)
-    and listing the allowed keys."""
-    allowed = list(allowed)
-    for key in given:
-        if isinstance(key, str) and key.startswith("_"):
-            continue
-        if key not in allowed:
-            raise ValueError(f"{where}: unknown key {key!r}{_suggest(key, allowed)}; allowed keys: "
-                             f"{', '.join(map(str, allowed))}")
-
-
-def strip_comments(mapping: Mapping) -> dict:
-    """A copy of ``mapping`` without the keys starting with ``_``."""
-    return {k: v for k, v in mapping.items() if not (isinstance(k, str) and k.startswith("_"))}
-
-
-def read_yaml(path: str | Path) -> dict:
-    """A YAML file holding a mapping, as a dict."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"config file {path} does not exist") from None
-    data = yaml.safe_load(text)
-    if data is None:
-        return {}
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
-    return dict(data)
-
-
 def task_config_path(name_or_path: str | Path) -> Path:
     """The file of a task config given by name (``configs/tasks/<name>.yaml``) or by path."""
     text = str(name_or_path)
@@ -144,63 +117,6 @@ def load_config(config: str | Path | Mapping | None) -> dict:
     raise TypeError(f"config: expected a dict, a task config name or a YAML path, got {type(config).__name__}")
 
 
-REPLACED_MAPPINGS = ("surfaces", "scale")
-"""Keys whose mappings are data (surface weights, soil ranges), replaced whole by an override."""
-
-
-def merge_configs(base: Mapping, override: Mapping) -> dict:
-    """``override`` merged into ``base`` (copies): nested dicts merge key by key, except the data mappings
-    of ``REPLACED_MAPPINGS`` (``patches.surfaces``, ``soil.scale``), which an override replaces whole; other
-    values, lists included, replace; a key set to ``None`` inside ``rewards`` removes that term."""
-    out = copy.deepcopy(dict(base))
-    for key, value in override.items():
-        if key in REPLACED_MAPPINGS:
-            out[key] = copy.deepcopy(value)
-            continue
-        if key == "rewards" and isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            merged = dict(out[key])
-            for term, params in value.items():
-                if params is None:
-                    merged.pop(term, None)
-                elif isinstance(params, Mapping) and isinstance(merged.get(term), Mapping):
-                    merged[term] = merge_configs(merged[term], params)
-                else:
-                    merged[term] = copy.deepcopy(params)
-            out[key] = merged
-        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = merge_configs(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
-def dotted_overrides(assignments: Iterable[str], where: str = "--set") -> dict:
-    """Nested overrides from ``key.sub.key=value`` assignments (command lines): the value is read as YAML
-    (``20``, ``[0, 15]``, ``null``, ``{grass: 1}``, ``curvature+ulc_velocity``), the dotted key becomes
-    nested dicts. ``["randomization.terrain.grade_pct=[0, 15]", "control_hz=10"]`` gives
-    ``{"randomization": {"terrain": {"grade_pct": [0, 15]}}, "control_hz": 10}``; merge it with
-    ``merge_configs``. A malformed assignment raises ``ValueError`` quoting it."""
-    out: dict = {}
-    for text in assignments:
-        key, sep, raw = str(text).partition("=")
-        parts = key.strip().split(".")
-        if not sep or not all(p.strip() for p in parts):
-            raise ValueError(f"{where} {text!r}: expected key.sub.key=value, e.g. "
-                             "randomization.terrain.grade_pct=[0,15]")
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{where} {text!r}: the value is not valid YAML ({exc.problem})") from None
-        node = out
-        for part in parts[:-1]:
-            child = node.setdefault(part.strip(), {})
-            if not isinstance(child, dict):
-                raise ValueError(f"{where} {text!r}: {part.strip()!r} is already set to a value, not a section")
-            node = child
-        node[parts[-1].strip()] = value
-    return out
-
-
 def check_control_hz(value: Any) -> int:
     """The control rate as an int; ``ValueError`` naming ``control_hz`` and the allowed values otherwise."""
     allowed = ", ".join(map(str, ALLOWED_CONTROL_HZ))
@@ -215,45 +131,6 @@ def check_control_hz(value: Any) -> int:
         raise ValueError(f"control_hz = {hz}: a control step must be a whole number of 1/{PHYSICS_HZ} s "
                          f"physics ticks ({PHYSICS_HZ} / control_hz an integer); allowed: {allowed}")
     return hz
-
-
-def number(where: str, value: Any, lo: float = float("-inf"), hi: float = float("inf"), *,
-           integer: bool = False, lo_open: bool = False) -> float:
-    """A finite number within [lo, hi] (or (lo, hi] with ``lo_open``); ``ValueError`` naming ``where``."""
-    import math
-
-    kind = "an integer" if integer else "a number"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{where} = {value!r}: expected {kind} in {'(' if lo_open else '['}{lo}, {hi}]")
-    value = float(value)
-    ok = math.isfinite(value) and (value > lo if lo_open else value >= lo) and value <= hi
-    if integer and ok:
-        ok = value == int(value)
-    if not ok:
-        raise ValueError(f"{where} = {value!r}: expected {kind} in {'(' if lo_open else '['}{lo}, {hi}]")
-    return int(value) if integer else value
-
-
-def number_range(where: str, value: Any, lo: float = float("-inf"), hi: float = float("inf"), *,
-                 integer: bool = False) -> tuple[float, float]:
-    """A number (a fixed value) or ``[low, high]`` (a uniform range) within [lo, hi], as a pair."""
-    if isinstance(value, (list, tuple)):
-        if len(value) != 2:
-            raise ValueError(f"{where} = {value!r}: expected a number or a range [low, high]")
-        a = number(f"{where}[0]", value[0], lo, hi, integer=integer)
-        b = number(f"{where}[1]", value[1], lo, hi, integer=integer)
-        if b < a:
-            raise ValueError(f"{where} = {value!r}: the range [low, high] needs low <= high")
-        return a, b
-    v = number(where, value, lo, hi, integer=integer)
-    return v, v
-
-
-def draw_in_range(rng, pair) -> float:
-    """A uniform draw from a ``number_range`` pair ``[low, high]``, or ``low`` without a draw when the range
-    is a single value (so a fixed value consumes nothing from the generator)."""
-    lo, hi = pair
-    return float(rng.uniform(lo, hi)) if hi > lo else float(lo)
 
 
 def resolve_top_level(config: Mapping) -> dict:
@@ -292,16 +169,3 @@ def resolve_top_level(config: Mapping) -> dict:
     return out
 
 
-def plain(value: Any) -> Any:
-    """``value`` with tuples as lists and numpy scalars as Python numbers (for YAML dumps)."""
-    import numpy as np
-
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return value

@@ -39,9 +39,9 @@ from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
 from acres_gym.envs.pregen import Pregenerator, drawing
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
-from acres_gym.envs.tasks import make_task
+from acres_gym.envs.tasks.base import make_task
 from acres_gym.model.chassis import BODY_KINEMATICS, body_kinematics
-from acres_gym.records import plain
+from acres_gym.records import structured_view
 from acres_gym.sim import RangerSim
 
 STREAMS = ("task", "terrain", "patches", "soil", "vehicle")
@@ -87,7 +87,7 @@ def kinematics_array(state, params) -> np.ndarray:
     (x, y) of N vehicles (rad, m/s, rad/s, m) as the rows of one (7, N) array, in ``KINEMATICS`` order,
     computed in one jitted pass (``_fill_kinematics``)."""
     out = np.empty((len(KINEMATICS), state.shape[0]))
-    _fill_kinematics(plain(state), plain(params), out)
+    _fill_kinematics(structured_view(state), structured_view(params), out)
     return out
 
 

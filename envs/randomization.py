@@ -20,7 +20,7 @@ part of the config does not shift the draws of another. The ``randomization`` se
         surfaces: {grass: 3, gravel: 1, packed_dirt: 1, soil: 1}
         scale_m: 20
       wetness: [0.0, 0.5]      # per patch (or for the whole ground without patches); null = surface defaults
-      soil:                    # what "soil" means this episode (acres_gym.model.soil_random.draw_soil)
+      soil:                    # what "soil" means this episode (acres_gym.terrain.soil_random.draw_soil)
         names: null            # soils of configs/soils.json to pick from; null = all
         scale: null            # relative ranges of the soil parameters; null = draw_soil's defaults (a range
                                # that could draw a soil outside the limits of terrain/soil_spec.py is refused)
@@ -53,9 +53,8 @@ from typing import Any
 
 import numpy as np
 
-from acres_gym.envs.config import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
+from acres_gym.configuration import check_keys, draw_in_range, merge_configs, number, number_range, strip_comments
 from acres_gym.envs.pregen import beside
-from acres_gym.model.soil_random import DEFAULT_SCALE, check_draws, draw_soil, load_soils
 from acres_gym.params import finalize_parameters, load_vehicle, set_parameters
 from acres_gym.terrain import (
     MIN_FEATURE_CELLS,
@@ -74,6 +73,7 @@ from acres_gym.terrain import (
     uniform_surface,
 )
 from acres_gym.terrain.grid import MAX_GRID_POINTS
+from acres_gym.terrain.soil_random import DEFAULT_SCALE, check_draws, draw_soil, load_soils
 from acres_gym.terrain.soil_spec import SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC, SOIL_WET_FIELDS
 
 SOIL_SURFACE = "soil"

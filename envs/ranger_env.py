@@ -44,10 +44,11 @@ import gymnasium
 import numpy as np
 from gymnasium.error import ClosedEnvironmentError
 
-from acres_gym import compile_notice
+from acres_gym.configuration import merge_configs
 from acres_gym.constants import DRIVE_MODE_NAMES
-from acres_gym.envs.config import load_config, merge_configs
+from acres_gym.envs.config import load_config
 from acres_gym.envs.core import RangerBatch
+from acres_gym.runtime import compile_notice
 
 SEED_HIGH = 2**63 - 1
 

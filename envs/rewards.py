@@ -52,8 +52,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from acres_gym import libm
-from acres_gym.envs.config import check_keys, number, strip_comments
+from acres_gym.configuration import check_keys, number, strip_comments
+from acres_gym.runtime import libm
 
 ENTRY_POINT_GROUP = "acres_gym.rewards"
 SHAPES = ("gaussian", "exponential", "squared", "abs")

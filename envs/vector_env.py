@@ -38,9 +38,9 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from acres_gym import compile_notice
 from acres_gym.envs.core import RangerBatch
 from acres_gym.envs.ranger_env import SEED_HIGH, BatchViews, RenderHelper, build_config, next_seed
+from acres_gym.runtime import compile_notice
 
 
 def _count_keys(info: dict[str, Any]) -> int:

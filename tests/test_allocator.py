@@ -1,4 +1,4 @@
-"""The C allocator's thresholds (``acres_gym.model.allocator``): freed terrain memory is reused, not faulted in
+"""The C allocator's thresholds (``acres_gym.runtime.allocator``): freed terrain memory is reused, not faulted in
 afresh on every draw, and the user's own settings win."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from acres_gym.model import allocator
+from acres_gym.runtime import allocator
 
 GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 
@@ -17,7 +17,7 @@ COLD_RESETS = """
 import resource
 import gymnasium as gym
 import acres_gym
-from acres_gym.model import allocator
+from acres_gym.runtime import allocator
 
 env = gym.make("acres_gym/RangerPathFollowing-v3").unwrapped
 env.reset(seed=0)

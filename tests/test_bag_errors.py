@@ -13,8 +13,8 @@ pytest.importorskip("rosbags")
 
 from rosbags.rosbag2 import Writer  # noqa: E402
 
-from acres_gym.bags import DEFAULT_MAX_MESSAGES, read_bag_commands, read_bag_reports, to_csv_main, typestore  # noqa: E402
-from acres_gym.tools import replay  # noqa: E402
+from acres_gym.vehicle import replay  # noqa: E402
+from acres_gym.vehicle.bags import DEFAULT_MAX_MESSAGES, read_bag_commands, read_bag_reports, to_csv_main, typestore  # noqa: E402
 
 T0_NS = 1_700_000_000_000_000_000
 STEER = "ds_dbw_msgs/msg/SteeringCmd"
@@ -122,7 +122,7 @@ def test_every_damaged_sqlite_page_is_one_line(tmp_path, capsys):
     """Each page of the database in turn gets a garbage page header: the bag is refused when it is opened, or
     when the damaged page is reached while reading (a CorruptError mid-way), or, for a page of another
     topic's payload that is never decoded, read as before; never a traceback."""
-    from acres_gym.bags import BagError
+    from acres_gym.vehicle.bags import BagError
 
     clean = tmp_path / "clean"
     _write_bag(clean, steps=20, payload=10_000)  # payloads over a page long: overflow pages read only mid-way
@@ -216,8 +216,8 @@ def test_message_cap_defaults_and_reports(bag):
 def test_report_reading_checks_the_same(tmp_path):
     import numpy as np
 
-    from acres_gym.bags import ReportBagWriter
     from acres_gym.dbw.reports import REPORT_FIELDS
+    from acres_gym.vehicle.bags import ReportBagWriter
 
     bag = tmp_path / "reports"
     writer = ReportBagWriter(bag, start_ns=T0_NS)
@@ -237,8 +237,8 @@ def test_damaged_mcap_bytes_are_one_line_errors(tmp_path):
     is just another value), or refused with a one-line BagError; no other exception."""
     import random
 
-    from acres_gym.bags import BagError, write_command_bag
     from acres_gym.paths import config_path
+    from acres_gym.vehicle.bags import BagError, write_command_bag
 
     clean = tmp_path / "clean"
     write_command_bag(clean, replay.read_commands(config_path("replay", "example_commands.csv"))[:100],

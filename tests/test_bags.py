@@ -13,14 +13,14 @@ pytest.importorskip("rosbags")
 from rosbags.highlevel import AnyReader  # noqa: E402
 from rosbags.rosbag2 import StoragePlugin, Writer  # noqa: E402
 
-from acres_gym.bags import (  # noqa: E402
+from acres_gym.paths import config_dir  # noqa: E402
+from acres_gym.vehicle.bags import (  # noqa: E402
     read_bag_commands,
     read_bag_reports,
     typestore,
     write_command_bag,
 )
-from acres_gym.paths import config_dir  # noqa: E402
-from acres_gym.tools.replay import main, read_commands  # noqa: E402
+from acres_gym.vehicle.replay import main, read_commands  # noqa: E402
 
 EXAMPLE = config_dir() / "replay" / "example_commands.csv"
 T0_NS = 1_700_000_000_123_000_000  # a wall-clock start, as a real recording has
@@ -152,7 +152,7 @@ def test_report_bag_reads_back_with_simulated_time_stamps(tmp_path, storage):
 
 
 def test_bag_to_csv_round_trip(tmp_path):
-    from acres_gym.bags import to_csv_main
+    from acres_gym.vehicle.bags import to_csv_main
 
     commands = read_commands(EXAMPLE)
     bag = tmp_path / "commands"

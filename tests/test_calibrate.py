@@ -11,8 +11,9 @@ import pytest
 pytest.importorskip("rosbags")
 pytest.importorskip("cma")
 
-from acres_gym.bags import write_command_bag  # noqa: E402
-from acres_gym.calibrate import (  # noqa: E402
+from acres_gym.params import load_vehicle  # noqa: E402
+from acres_gym.vehicle.bags import write_command_bag  # noqa: E402
+from acres_gym.vehicle.calibrate import (  # noqa: E402
     STUDY_NOISE,
     calibrate,
     candidates,
@@ -22,7 +23,6 @@ from acres_gym.calibrate import (  # noqa: E402
     values_of,
     write_synthetic_log,
 )
-from acres_gym.params import load_vehicle  # noqa: E402
 
 KEYS = ["dbw.steering.delay_s", "dbw.steering.tau_s", "dbw.steering.slew_deg_s"]
 MOVES = np.array([1.4, 0.7, 0.65])  # +40 %, -30 %, -35 %
@@ -130,7 +130,7 @@ def test_one_sigma_covers_the_truth_at_its_nominal_rate(tmp_path):
     The fit is the least-squares minimum ``refine`` reaches (the last stage of ``calibrate``; started from the
     truth here, which spares the CMA-ES search). No estimate may lie beyond 6 sigma, and the 1-sigma values must
     stay small: a test that an estimate lies within an interval means nothing for a wide interval."""
-    from acres_gym.calibrate import refine, uncertainty
+    from acres_gym.vehicle.calibrate import refine, uncertainty
 
     base = load_vehicle("polaris_ranger_crew_xp1000")
     start = values_of(base, COVERAGE_KEYS)
@@ -171,7 +171,7 @@ def test_one_sigma_covers_the_truth_at_its_nominal_rate(tmp_path):
     (["--weight", "steering.steering_wheel_angle=-1"], "expected FIELD=W with W a number >= 0"),
 ])
 def test_options_are_range_checked_before_the_fit(small_log, tmp_path, capsys, monkeypatch, option, expected):
-    import acres_gym.calibrate as calibration
+    import acres_gym.vehicle.calibrate as calibration
 
     def no_fit(*args, **kwargs):
         raise AssertionError("the fit ran")
@@ -184,7 +184,7 @@ def test_options_are_range_checked_before_the_fit(small_log, tmp_path, capsys, m
 
 
 def test_out_is_checked_before_the_fit(small_log, tmp_path, capsys, monkeypatch):
-    import acres_gym.calibrate as calibration
+    import acres_gym.vehicle.calibrate as calibration
 
     def no_fit(*args, **kwargs):
         raise AssertionError("the fit ran")
@@ -228,7 +228,7 @@ def test_validate_refuses_a_directory_and_a_deep_overlay(small_log, tmp_path, ca
 
 
 def test_the_library_call_checks_its_options_too(small_log):
-    from acres_gym.calibrate import CalibrationError
+    from acres_gym.vehicle.calibrate import CalibrationError
 
     path, base, _hidden = small_log
     log = load_log(path)
@@ -241,7 +241,8 @@ def test_help_lists_every_command():
     import subprocess
     import sys
 
-    text = subprocess.run([sys.executable, "-m", "acres_gym.calibrate", "--help"], capture_output=True, text=True,
+    text = subprocess.run([sys.executable, "-m", "acres_gym.vehicle.calibrate", "--help"], capture_output=True,
+                          text=True,
                           timeout=300, check=True).stdout
     commands = [line.strip().split("  ")[0] for line in text.splitlines() if line.startswith("  acres-calibrate")]
     assert any(c.startswith("acres-calibrate identifiability") for c in commands), text

@@ -1,5 +1,5 @@
 """The first-use notice: acres_gym says on stderr when it compiles its kernels and how long it took
-(``acres_gym.compile_notice``), only for its own kernels, and not at all with ``ACRES_GYM_QUIET=1``."""
+(``acres_gym.runtime.compile_notice``), only for its own kernels, and not at all with ``ACRES_GYM_QUIET=1``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import textwrap
 import numba
 import pytest
 
-from acres_gym import compile_notice
+from acres_gym.runtime import compile_notice
 
 
 def _fresh_kernel(module: str):
@@ -56,7 +56,7 @@ def test_a_fresh_cache_announces_the_first_reset_and_a_warm_one_does_not(tmp_pat
     """Numba's cache in an empty directory: the first process compiles the terrain kernels of a draw and says so;
     the second loads them and is silent."""
     script = textwrap.dedent("""
-        from acres_gym import compile_notice
+        from acres_gym.runtime import compile_notice
         from acres_gym.terrain import rough
         rough(3, 0.05, size_m=40.0, cell_m=1.0, hill_wavelength_m=10.0, bump_wavelength_m=4.0)
         compile_notice.report()

@@ -1055,3 +1055,30 @@ def test_same_results_without_jit(tmp_path):
     plain = np.load(out)
     assert np.allclose(plain, jitted, rtol=1e-9, atol=1e-9)
     assert np.ptp(jitted[:, 0]) > 100.0 and np.max(jitted[:, 2]) > 0.0  # the scenario did something
+
+
+def test_message_validators_accept_exactly_the_modes_of_command_modes():
+    """The jitted checks read their mode sets from ``COMMAND_MODES``: every listed mode passes, every other
+    number in the field's range fails, and a NaN value fails whatever the mode."""
+    from acres_gym.dbw.command import COMMAND_MODES
+    from acres_gym.dbw.enables import (
+        brake_message_valid,
+        steer_message_valid,
+        throttle_message_valid,
+        ulc_message_valid,
+    )
+
+    checks = {"steer_mode": (steer_message_valid, "steer_cmd"),
+              "throttle_mode": (throttle_message_valid, "throttle_cmd"),
+              "brake_mode": (brake_message_valid, "brake_cmd"), "ulc_mode": (ulc_message_valid, "ulc_cmd")}
+    for field, (valid, value_field) in checks.items():
+        cmd = make_commands(1)
+        accepted = []
+        for mode in range(0, 32):
+            cmd[field] = mode
+            if valid(cmd[0]):
+                accepted.append(mode)
+        assert accepted == sorted(COMMAND_MODES[field]), field
+        cmd[field] = max(COMMAND_MODES[field])
+        cmd[value_field] = math.nan
+        assert not valid(cmd[0]), field

@@ -430,7 +430,7 @@ def test_the_simulator_library_imports_neither_envs_nor_agents():
 
 
 def test_dotted_overrides_build_nested_sections():
-    from acres_gym.envs.config import dotted_overrides, merge_configs
+    from acres_gym.configuration import dotted_overrides, merge_configs
 
     got = dotted_overrides(["randomization.terrain.grade_pct=[0, 15]", "control_hz=10", "randomization.patches=null",
                             "action_mode=curvature+ulc_velocity", "rewards.energy={weight: 0.5}"])

@@ -1,4 +1,4 @@
-"""Policy export (ONNX + manifest) and the vehicle runtime ``acres_gym.deploy``: the runtime's actions and
+"""Policy export (ONNX + manifest) and the vehicle runtime ``acres_gym.vehicle.deploy``: the runtime's actions and
 commands against the stable-baselines3 model and the environment's own DBW commands."""
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ import acres_gym  # noqa: F401
 from acres_gym.agents.export import DeterministicActor, command_map, observations_as_given, sample_observations
 from acres_gym.agents.export import main as export_main
 from acres_gym.agents.sb3_models import SB3Policy, build_model, load_run_normalizer
+from acres_gym.configuration import to_builtins
 from acres_gym.constants import GEAR_NONE
 from acres_gym.dbw.reports import dbw_reports
-from acres_gym.deploy import COMMAND_MESSAGES, PolicyRuntime, command_value
 from acres_gym.envs.actions import ACTION_MODES
-from acres_gym.envs.config import plain
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 from acres_gym.params import load_vehicle
 from acres_gym.registration import ENVIRONMENTS
+from acres_gym.vehicle.deploy import COMMAND_MESSAGES, PolicyRuntime, command_value
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
@@ -83,7 +83,7 @@ def make_run(tmp_path, algo: str, env_id: str, env_config: dict, seed: int = 0, 
     env.save(str(run / "vecnormalize.pkl"))
     config = {"algo": algo, "env_id": env_id, "env_config": env_config, "task_config": venv.config,
               "total_steps": 0, "seed": seed}
-    (run / "config.yaml").write_text(yaml.safe_dump(plain(config), sort_keys=False), encoding="utf-8")
+    (run / "config.yaml").write_text(yaml.safe_dump(to_builtins(config), sort_keys=False), encoding="utf-8")
     env.close()
     return run / "model.zip", model
 
@@ -270,7 +270,7 @@ def test_every_box_action_mode_has_a_command_map(name, gear_axis):
 
 
 def test_importing_the_runtime_loads_no_torch_sb3_or_numba():
-    code = ("import sys, gymnasium, acres_gym.deploy; "
+    code = ("import sys, gymnasium, acres_gym.vehicle.deploy; "
             "bad = [m for m in ('torch', 'stable_baselines3', 'numba') if m in sys.modules]; "
             "assert not bad, bad; "
             "assert gymnasium.spec('acres_gym/RangerSpeedTracking-v3').id == 'acres_gym/RangerSpeedTracking-v3'")
@@ -291,7 +291,7 @@ def test_the_runtime_runs_with_torch_sb3_numba_gymnasium_and_yaml_absent(exporte
     (tmp_path / "step.json").write_text(json.dumps({"reports": reports, "inputs": inputs}))
     code = ("import sys, json\n"
             "for m in ('torch', 'stable_baselines3', 'numba', 'gymnasium', 'yaml'): sys.modules[m] = None\n"
-            "from acres_gym.deploy import PolicyRuntime\n"
+            "from acres_gym.vehicle.deploy import PolicyRuntime\n"
             f"d = json.load(open({str(tmp_path / 'step.json')!r}))\n"
             f"print(json.dumps(PolicyRuntime({str(out)!r}).step(d['reports'], d['inputs'])))\n")
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)

@@ -1,4 +1,4 @@
-"""acres_gym.libm: the C library's exponential and trigonometry over arrays, element for element."""
+"""acres_gym.runtime.libm: the C library's exponential and trigonometry over arrays, element for element."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from acres_gym import libm
+from acres_gym.runtime import libm
 
 
 def _values(seed: int = 3, n: int = 2000) -> np.ndarray:

@@ -11,10 +11,7 @@ import numpy as np
 import pytest
 
 import acres_gym  # noqa: F401
-from acres_gym import libm
-from acres_gym.params import load_vehicle
-from acres_gym.terrain import Terrain, default_surfaces
-from acres_gym.terrain.offroad import (
+from acres_gym.envs.tasks.offroad import (
     _add_hill,
     _blocked_cells,
     _draw_once,
@@ -27,7 +24,10 @@ from acres_gym.terrain.offroad import (
     route,
     route_grid,
 )
-from acres_gym.terrain.trafficability import grade_limit_table, wetness_bin
+from acres_gym.envs.tasks.trafficability import grade_limit_table, wetness_bin
+from acres_gym.params import load_vehicle
+from acres_gym.runtime import libm
+from acres_gym.terrain import Terrain, default_surfaces
 
 NAV = "acres_gym/RangerOffroadNavigation-v1"
 SMALL = {"randomization": {"terrain": {"size_m": 200.0}}, "task_options": {"terrain": {"goal_distance_m": [60, 100]}}}

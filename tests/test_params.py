@@ -471,7 +471,7 @@ def test_the_jitted_cross_checks_agree_with_the_messages(vehicle):
     before them exclude the rest), one to three at a time, or set equal to another (the boundaries of the strict
     and non-strict comparisons)."""
     from acres_gym.params import _cross_checks_pass, _validate_cross
-    from acres_gym.records import plain
+    from acres_gym.records import structured_view
 
     rng = np.random.default_rng(7)
     verdicts = set()
@@ -483,7 +483,7 @@ def test_the_jitted_cross_checks_agree_with_the_messages(vehicle):
                 rec[name] = rec[str(rng.choice(CROSS_FIELDS))]
             else:
                 rec[name] = rec[name] * rng.choice([0.5, 0.9, 0.996, 0.999, 1.0, 1.001, 1.004, 1.1, 2.0])
-        passed = bool(_cross_checks_pass(plain(rec), 0))
+        passed = bool(_cross_checks_pass(structured_view(rec), 0))
         assert passed == (not _validate_cross(rec[0])), {f: rec[f][0] for f in CROSS_FIELDS}
         verdicts.add(passed)
     assert verdicts == {True, False}

@@ -43,7 +43,7 @@ from acres_gym.state import (
     STATE_TEMPLATE,
     WHEEL_SPEC,
 )
-from acres_gym.tools.replay import OUTPUT_COLUMNS, OUTPUT_SPEC
+from acres_gym.vehicle.replay import OUTPUT_COLUMNS, OUTPUT_SPEC
 
 SUBSYSTEM_SPECS = (CHASSIS_SPEC, WHEEL_SPEC, POWERTRAIN_SPEC, LEDGER_SPEC, DBW_STATE_SPEC)
 

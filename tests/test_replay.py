@@ -14,7 +14,7 @@ import pytest
 
 from acres_gym.paths import config_dir
 from acres_gym.terrain import slope, to_file
-from acres_gym.tools.replay import OUTPUT_COLUMNS, main, parse_commands, tick_at
+from acres_gym.vehicle.replay import OUTPUT_COLUMNS, main, parse_commands, tick_at
 
 DEFAULT_CONFIG_DIR = config_dir()
 
@@ -240,7 +240,7 @@ def test_parse_commands_reads_booleans_comments_and_blank_lines():
 
 
 def test_module_help_runs_as_a_script():
-    result = subprocess.run([sys.executable, "-m", "acres_gym.tools.replay", "--help"], capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "acres_gym.vehicle.replay", "--help"], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0
     assert "usage: acres-replay" in result.stdout

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from acres_gym.paths import config_path
-from acres_gym.tools.replay import EXAMPLE_ABOUT, example_logs, main
+from acres_gym.vehicle.replay import EXAMPLE_ABOUT, example_logs, main
 
 
 def test_every_shipped_example_is_listed_with_a_line(capsys):
@@ -31,7 +31,7 @@ def test_example_runs_as_its_path(tmp_path, name):
 
 def test_example_bag_replays_and_converts(tmp_path, capsys):
     pytest.importorskip("rosbags")
-    from acres_gym.bags import to_csv_main
+    from acres_gym.vehicle.bags import to_csv_main
 
     out = tmp_path / "drive.csv"
     assert main(["--example", "example_drive", "--out", str(out), "--out-hz", "20"]) == 0
@@ -58,7 +58,7 @@ def test_example_errors(capsys, argv, expected):
 
 def test_bag_tools_take_only_bag_examples(capsys):
     pytest.importorskip("rosbags")
-    from acres_gym.bags import to_csv_main
+    from acres_gym.vehicle.bags import to_csv_main
 
     with pytest.raises(SystemExit) as info:
         to_csv_main(["--example", "example_commands"])

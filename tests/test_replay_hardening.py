@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acres_gym.tools.replay import MAX_DURATION_S, main
+from acres_gym.vehicle.replay import MAX_DURATION_S, main
 
 
 def bad_input(capsys, argv) -> str:
@@ -61,7 +61,7 @@ def test_broken_pipe_is_exit_status_2_without_traceback(tmp_path):
     log = tmp_path / "log.csv"
     log.write_text("time_s,enable\n0,1\n")
     # 20 s at 120 Hz: about 1.5 MB of rows, far more than a pipe buffer
-    proc = subprocess.Popen([sys.executable, "-m", "acres_gym.tools.replay", str(log), "--duration", "20"],
+    proc = subprocess.Popen([sys.executable, "-m", "acres_gym.vehicle.replay", str(log), "--duration", "20"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).parent)
     assert proc.stdout.readline().startswith(b"time_s,")
     proc.stdout.close()

@@ -18,7 +18,6 @@ import pytest
 from test_export import NAV, PATH, SPEED, export_run, host_inputs
 
 import acres_gym  # noqa: F401
-from acres_gym import deploy
 from acres_gym.constants import (
     GEAR_HIGH,
     GEAR_LOW,
@@ -37,10 +36,11 @@ from acres_gym.dbw.command import COMMAND_MODES
 from acres_gym.dbw.reports import dbw_reports
 from acres_gym.dbw.steering import STEER_ACCEL_MAX_DEG_S2, STEER_RATE_MAX_DEG_S
 from acres_gym.dbw.ulc import ULC_ACCEL_CMD_MAX_MPS2, ULC_ACCEL_CMD_MIN_MPS2, ULC_VEL_MAX_MPS, ULC_VEL_MIN_MPS
-from acres_gym.deploy import COMMAND_MESSAGES, ManifestError, PolicyRuntime, UnsafeCommandError
 from acres_gym.envs.actions import ULC_ACCEL_RANGE_MPS2, ULC_VELOCITY_RANGE_MPS
 from acres_gym.envs.config import ALLOWED_CONTROL_HZ, MIN_CONTROL_HZ
 from acres_gym.params import load_vehicle
+from acres_gym.vehicle import deploy
+from acres_gym.vehicle.deploy import COMMAND_MESSAGES, ManifestError, PolicyRuntime, UnsafeCommandError
 
 pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")

@@ -1,4 +1,4 @@
-"""Wong's tyre on soil (acres_gym.model.soil) and the soil library (acres_gym.model.soil_random)."""
+"""Wong's tyre on soil (acres_gym.model.soil) and the soil library (acres_gym.terrain.soil_random)."""
 
 import json
 import math
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acres_gym.model import soil
-from acres_gym.model.soil_random import DEFAULT_SCALE, draw_soil, load_soils
+from acres_gym.terrain.soil_random import DEFAULT_SCALE, draw_soil, load_soils
 from acres_gym.terrain.soil_spec import SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC, SOIL_WET_FIELDS
 
 SOILS = load_soils()
@@ -65,7 +65,7 @@ def test_library_holds_the_required_soils_in_si():
 
 
 def test_library_json_leaves_carry_units_and_sources():
-    from acres_gym.model.soil_random import soils_path
+    from acres_gym.terrain.soil_random import soils_path
 
     data = json.loads(soils_path().read_text(encoding="utf-8"))
     assert data["_about"]
@@ -378,7 +378,7 @@ def test_draw_soil_errors_name_the_allowed_values():
 
 
 def test_config_dir_override_and_malformed_library(tmp_path, monkeypatch):
-    from acres_gym.model.soil_random import soils_path
+    from acres_gym.terrain.soil_random import soils_path
 
     library = json.loads(soils_path().read_text(encoding="utf-8"))
     library["soils"] = {"dry_sand": library["soils"]["dry_sand"]}

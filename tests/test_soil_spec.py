@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from acres_gym.envs.randomization import Randomizer
-from acres_gym.model.soil_random import DEFAULT_SCALE, check_draws, draw_soil, load_soils, soils_path
 from acres_gym.paths import config_path
 from acres_gym.terrain import SURFACE_DTYPE, default_surfaces, load_surface_table, make_surface_table
+from acres_gym.terrain.soil_random import DEFAULT_SCALE, check_draws, draw_soil, load_soils, soils_path
 from acres_gym.terrain.soil_spec import SOIL_BY_KEY, SOIL_FIELDS, SOIL_KEYS, SOIL_SPEC, check_soil
 
 VEHICLE = "polaris_ranger_crew_xp1000"

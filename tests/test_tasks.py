@@ -16,7 +16,7 @@ BOUNDS = (-145.0, 145.0, -145.0, 145.0)
 
 def _path_following(bounds=BOUNDS, **options):
     cfg = load_config("path_following")
-    return make_task("path_following", 1, DT_S, MAX_STEPS, {**cfg["task_options"], **options}, bounds)
+    return make_task("path_following", 1, DT_S, MAX_STEPS, {**cfg.get("task_options", {}), **options}, bounds)
 
 
 def _reach_points(task) -> int:

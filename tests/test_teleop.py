@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 
 from acres_gym.agents import teleop  # noqa: E402
 from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TURF, GEAR_HIGH, GEAR_LOW, GEAR_NONE  # noqa: E402
-from acres_gym.tools.replay import read_commands  # noqa: E402
+from acres_gym.vehicle.replay import read_commands  # noqa: E402
 
 # rough ground with grass and soil patches, random payload and biases: the replay must rebuild all of it
 CONFIG = {"randomization": {"terrain": {"kind": "rough", "size_m": 160.0, "cell_m": 1.0, "roughness_m": 0.1},

@@ -507,7 +507,7 @@ def test_from_config():
 
 
 def test_patch_quantile_cut_equals_the_assignment_by_rank():
-    from acres_gym.terrain.generate import _cut_at_quantiles
+    from acres_gym.terrain.patches import _cut_at_quantiles
 
     rng = np.random.default_rng(0)
     for _ in range(200):

@@ -1,4 +1,4 @@
-"""The navigation task's terrain keys (``acres_gym.terrain.offroad.KEYS``): every key has a bound with its
+"""The navigation task's terrain keys (``acres_gym.envs.tasks.offroad.KEYS``): every key has a bound with its
 reason, a value outside it is refused when the environment is made, before anything is drawn (the generator is
 replaced by one that fails the test if called), naming the key where it is set, the value and the allowed range;
 a config whose draws keep failing the solvability check raises ``UnsolvableConfigError`` naming the keys to
@@ -16,10 +16,10 @@ import pytest
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.envs.tasks import navigation
 from acres_gym.envs.tasks.navigation import OffroadNavigationTask
+from acres_gym.envs.tasks.offroad import KEYS, UnsolvableConfigError, offroad_episode, resolve_config
+from acres_gym.envs.tasks.trafficability import grade_limit_table
 from acres_gym.params import load_vehicle
 from acres_gym.terrain import default_surfaces, offroad
-from acres_gym.terrain.offroad import KEYS, UnsolvableConfigError, offroad_episode, resolve_config
-from acres_gym.terrain.trafficability import grade_limit_table
 
 NAV = "acres_gym/RangerOffroadNavigation-v1"
 WHERE = "task_options (task 'offroad_navigation')"

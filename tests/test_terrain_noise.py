@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from acres_gym.terrain import generate
+from acres_gym.terrain import noise, patches, rough_ground, shapes
 
 
 def _fade(t: np.ndarray) -> np.ndarray:
@@ -42,7 +42,7 @@ def test_noise_kernel_equals_the_per_point_formula_bit_for_bit(wavelength_cells)
     start = rng.normal(size=(ny, nx))
     expected, got = start.copy(), start.copy()
     _reference(gx, gy, u, v, 0.37, expected)
-    generate._perlin_on_grid(gx, gy, u, v, 0.37, got)
+    noise._perlin_on_grid(gx, gy, u, v, 0.37, got)
     assert np.array_equal(got, expected)
     assert not np.array_equal(got, start)
 
@@ -69,10 +69,10 @@ def _flood_labels(ids: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _label_patches(ids: np.ndarray) -> tuple[np.ndarray, int]:
-    """The labelling's runs (``generate._label_runs``) written out per grid point: (labels, regions)."""
-    first, start, stop, number, count = generate._label_runs(ids)
+    """The labelling's runs (``patches._label_runs``) written out per grid point: (labels, regions)."""
+    first, start, stop, number, count = patches._label_runs(ids)
     labels = np.empty(ids.shape, np.int64)
-    generate._fill_runs(np.arange(count), first, start, stop, number, labels)
+    patches._fill_runs(np.arange(count), first, start, stop, number, labels)
     return labels, count
 
 
@@ -116,9 +116,9 @@ def test_order_statistics_equal_numpy_partition(kind):
             values = np.full(n, -2.5)
         elif kind == "spread":  # magnitudes up to 1e307: a span beyond the largest float
             values = rng.normal(size=n) * 10.0 ** rng.integers(-300, 308, size=n)
-        else:  # more values than generate.ORDER_SAMPLE: only every few-th sets the range
-            n = int(rng.integers(2 * generate.ORDER_SAMPLE, 6 * generate.ORDER_SAMPLE))
-            stride = n // generate.ORDER_SAMPLE
+        else:  # more values than patches.ORDER_SAMPLE: only every few-th sets the range
+            n = int(rng.integers(2 * patches.ORDER_SAMPLE, 6 * patches.ORDER_SAMPLE))
+            stride = n // patches.ORDER_SAMPLE
             values = rng.normal(size=n) if kind == "outliers" else np.zeros(n)
             off_sample = np.flatnonzero(np.arange(n) % stride != 0)
             picked = rng.choice(off_sample, size=min(20, off_sample.size), replace=False)
@@ -127,7 +127,7 @@ def test_order_statistics_equal_numpy_partition(kind):
         ranks = np.unique(rng.integers(0, n, size=int(rng.integers(0, 6)))).astype(np.int64)
         if kind != "normal" and n > 1 and rng.random() < 0.5:  # the extremes themselves
             ranks = np.unique(np.concatenate([ranks, [0, n - 1]])).astype(np.int64)
-        got = generate._order_statistics(values, ranks)
+        got = patches._order_statistics(values, ranks)
         expected = np.partition(values, ranks)[ranks] if ranks.size else np.empty(0)
         assert np.array_equal(got, expected)
 
@@ -179,7 +179,7 @@ def test_lattice_gradients_equal_numpy_cos_and_sin_bit_for_bit():
     """The noise's gradients are computed in the kernel module: the same values numpy's cos and sin give (a
     platform whose numpy uses other routines than libm would draw other terrains from a seed)."""
     angle = np.random.default_rng(2).uniform(0.0, 2.0 * np.pi, size=(400, 500))
-    gx, gy = generate._gradients(angle)
+    gx, gy = noise._gradients(angle)
     assert np.array_equal(gx, np.cos(angle)) and np.array_equal(gy, np.sin(angle))
 
 
@@ -189,11 +189,11 @@ def test_pairwise_sum_equals_numpy_sum_bit_for_bit(n):
     values = rng.normal(size=n + 3) * 10.0 ** rng.uniform(-3.0, 3.0, size=n + 3)
     for lo in (0, 3):
         part = values[lo:lo + n].copy()
-        assert generate._pairwise_sum(values, lo, n, False) == np.sum(part)
-        assert generate._pairwise_sum(values, lo, n, True) == np.sum(part * part)
+        assert noise._pairwise_sum(values, lo, n, False) == np.sum(part)
+        assert noise._pairwise_sum(values, lo, n, True) == np.sum(part * part)
     # numpy's own mean of a grid is what the roughness scaling divides
     grid = values[:n].reshape(1, n)
-    assert generate._pairwise_sum(values, 0, n, True) / n == np.mean(grid * grid)
+    assert noise._pairwise_sum(values, 0, n, True) / n == np.mean(grid * grid)
 
 
 def _noise_numpy(rng, x, y, wavelengths, amplitudes, cell):
@@ -206,8 +206,8 @@ def _noise_numpy(rng, x, y, wavelengths, amplitudes, cell):
         u = (x - x[0]) / wavelength + offset[0]
         v = (y - y[0]) / wavelength + offset[1]
         angle = rng.uniform(0.0, 2.0 * np.pi, size=(int(np.floor(v[-1])) + 2, int(np.floor(u[-1])) + 2))
-        gx, gy = generate._gradients(angle)
-        generate._perlin_on_grid(gx, gy, u, v, float(amplitude), total)
+        gx, gy = noise._gradients(angle)
+        noise._perlin_on_grid(gx, gy, u, v, float(amplitude), total)
     return total
 
 
@@ -233,7 +233,7 @@ def _rough_numpy(seed, roughness, x, y, wavelengths, amplitudes, cell, sx, sy, r
 def test_rough_kernel_equals_the_whole_grid_numpy_formula_bit_for_bit(case):
     size, cell, hill, bump, octaves, radius, blend, spawn, roughness = case
     for seed in (1, 2024):
-        got = generate.rough(seed, roughness, size_m=size, cell_m=cell, hill_wavelength_m=hill,
+        got = rough_ground.rough(seed, roughness, size_m=size, cell_m=cell, hill_wavelength_m=hill,
                              bump_wavelength_m=bump, octaves=octaves, flat_radius_m=radius, flat_blend_m=blend,
                              spawn_xy=spawn)
         ratio = (bump / hill) ** (1.0 / (octaves - 1))
@@ -249,14 +249,14 @@ def test_patch_maps_kernel_equals_numpy_draws_bit_for_bit(wetness_range):
     from acres_gym.terrain import default_surfaces
 
     table = default_surfaces()
-    x, y = generate.grid_axes(150.0, 1.0)
+    x, y = shapes.grid_axes(150.0, 1.0)
     surfaces = {"grass": 3.0, "gravel": 1.0, "packed_dirt": 1.5}
     for seed in (5, 77):
-        sid, wet = generate.patch_maps(x, y, 1.0, table, seed, surfaces, 12.0, wetness_range)
+        sid, wet = patches.patch_maps(x, y, 1.0, table, seed, surfaces, 12.0, wetness_range)
         rng = np.random.default_rng(seed)
         noise = _noise_numpy(rng, x, y, [24.0, 12.0, 6.0], [1.0, 0.5, 0.25], 1.0)
-        ids, weights = generate._weights(surfaces, table)
-        expected_sid = generate._cut_at_quantiles(noise, ids, weights)
+        ids, weights = patches._weights(surfaces, table)
+        expected_sid = patches._cut_at_quantiles(noise, ids, weights)
         assert np.array_equal(sid, expected_sid)
         if wetness_range is None:
             expected_wet = np.asarray(table.records.default_wetness, dtype=np.float64)[sid]
@@ -269,9 +269,9 @@ def test_patch_maps_kernel_equals_numpy_draws_bit_for_bit(wetness_range):
 def test_rough_grid_is_rough_without_its_surface_maps():
     kwargs = dict(size_m=90.0, cell_m=1.0, hill_wavelength_m=30.0, bump_wavelength_m=3.0, flat_radius_m=4.0,
                   spawn_xy=(5.0, -3.0), center=(2.0, 1.0))
-    terrain = generate.rough(11, 0.1, **kwargs)
-    height, ox, oy, cell = generate.rough_grid(11, 0.1, **kwargs)
+    terrain = rough_ground.rough(11, 0.1, **kwargs)
+    height, ox, oy, cell = rough_ground.rough_grid(11, 0.1, **kwargs)
     assert height.tobytes() == terrain.height_m.tobytes()
     assert (ox, oy, cell) == (terrain.origin_x_m, terrain.origin_y_m, terrain.cell_m)
     with pytest.raises(ValueError, match="roughness_m"):
-        generate.rough_grid(11, -1.0, **kwargs)
+        rough_ground.rough_grid(11, -1.0, **kwargs)

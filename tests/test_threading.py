@@ -2,7 +2,7 @@
 layer where its package is installed.
 
 With GNU OpenMP as Numba's threading layer, a fork after a parallel kernel ran leaves the children broken
-(``AsyncVectorEnv`` workers died with ``EOFError``). ``acres_gym.model.threading_layer`` selects a fork-safe layer.
+(``AsyncVectorEnv`` workers died with ``EOFError``). ``acres_gym.runtime.threading_layer`` selects a fork-safe layer.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import pytest
 from acres_gym import RangerSim
 from acres_gym.dbw.reports import CAN_RESOLUTION, report_table
 from acres_gym.envs.core import kinematics_array
-from acres_gym.model import threading_layer
 from acres_gym.model.tick import run_ticks, run_ticks_serial
+from acres_gym.runtime import threading_layer
 
 FORK_AFTER_PARALLEL = """
 import gymnasium, numpy as np, acres_gym
@@ -77,7 +77,7 @@ def test_small_batches_run_on_the_calling_thread_and_both_kernels_agree():
 
 LAYER_IN_USE = """
 import numba, acres_gym
-from acres_gym.model import threading_layer
+from acres_gym.runtime import threading_layer
 acres_gym.RangerSim(threading_layer.PARALLEL_MIN_VEHICLES).step(2)
 print(numba.threading_layer(), threading_layer.TBB_PATH)
 """

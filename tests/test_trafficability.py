@@ -1,4 +1,4 @@
-"""Trafficability (acres_gym.terrain.trafficability) against full simulations of hill starts.
+"""Trafficability (acres_gym.envs.tasks.trafficability) against full simulations of hill starts.
 
 Every case is one vehicle of one RangerSim (each on its own slope of the surface): the brake held at
 80 bar with full throttle for 1.5 s (the engine settles against the slipping clutch, no roll-back), then
@@ -12,10 +12,7 @@ import numpy as np
 import pytest
 
 from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TURF, DRIVE_TWO_WHEEL, GEAR_HIGH, GEAR_LOW, STANDARD_GRAVITY_MPS2
-from acres_gym.params import load_vehicle
-from acres_gym.sim import RangerSim
-from acres_gym.terrain import TerrainStack, default_surfaces, slope, surface_row
-from acres_gym.terrain.trafficability import (
+from acres_gym.envs.tasks.trafficability import (
     WETNESS_BINS,
     drawbar_margin_n,
     engine_force_n,
@@ -24,6 +21,9 @@ from acres_gym.terrain.trafficability import (
     trafficability,
     verdict,
 )
+from acres_gym.params import load_vehicle
+from acres_gym.sim import RangerSim
+from acres_gym.terrain import TerrainStack, default_surfaces, slope, surface_row
 
 # (surface, grade %, range, drive mode, expected verdict of the function)
 CASES = [

@@ -36,7 +36,7 @@ from acres_gym.constants import (
     ULC_NONE,
     ULC_VELOCITY,
 )
-from acres_gym.records import Field, make_template, plain, spec_dtype
+from acres_gym.records import Field, make_template, spec_dtype, structured_view
 
 f8, i8, b1 = np.float64, np.int64, np.bool_
 
@@ -159,7 +159,7 @@ def clear_sent(cmd: np.ndarray, rows=slice(None), subsystems=MESSAGE_SUBSYSTEMS,
     if names is None:
         _check_subsystems("clear_sent()", key[0])
         fields = [f"{s}_fresh" for s in key[0]] + (list(EVENT_FIELDS) if events else [])
-        names = _CLEARED[key] = [(name, plain(COMMAND_TEMPLATE)[name][0]) for name in fields]
+        names = _CLEARED[key] = [(name, structured_view(COMMAND_TEMPLATE)[name][0]) for name in fields]
     for name, rest in names:
         cmd[name][rows] = rest
 

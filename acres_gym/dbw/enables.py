@@ -24,23 +24,17 @@ import math
 
 from numba import njit
 
-from acres_gym.constants import (
-    PEDAL_BRAKE_PRESSURE,
-    PEDAL_NONE,
-    PEDAL_PERCENT,
-    PEDAL_RAW,
-    STEER_ANGLE,
-    STEER_CURVATURE,
-    STEER_NONE,
-    STEER_PERCENT,
-    STEER_YAW_RATE,
-    ULC_ACCEL,
-    ULC_NONE,
-    ULC_VELOCITY,
-)
-from acres_gym.dbw.command import MSG_BRAKE, MSG_STEER, MSG_THROTTLE, MSG_ULC
+from acres_gym.constants import PEDAL_NONE, STEER_NONE, ULC_NONE
+from acres_gym.dbw.command import COMMAND_MODES, MSG_BRAKE, MSG_STEER, MSG_THROTTLE, MSG_ULC
 
 AGE_TOLERANCE_S = 1e-9  # ages are sums of dt: a message exactly command_timeout_s old has timed out
+
+# The mode numbers a message may carry, from the one table of them (``COMMAND_MODES``); numba reads a global
+# tuple as a constant, so the jitted checks below compare against it without a lookup.
+STEER_MODES = tuple(sorted(COMMAND_MODES["steer_mode"]))
+THROTTLE_MODES = tuple(sorted(COMMAND_MODES["throttle_mode"]))
+BRAKE_MODES = tuple(sorted(COMMAND_MODES["brake_mode"]))
+ULC_MODES = tuple(sorted(COMMAND_MODES["ulc_mode"]))
 
 
 @njit(cache=True)
@@ -55,10 +49,17 @@ def command_rate(rate, default, minimum, maximum):
 
 
 @njit(cache=True)
+def mode_known(mode, modes):
+    """``mode`` is one of the numbers in ``modes`` (a tuple of ``COMMAND_MODES`` keys)."""
+    for known in modes:
+        if mode == known:
+            return True
+    return False
+
+
+@njit(cache=True)
 def steer_message_valid(cmd):
-    m = cmd.steer_mode
-    if not (m == STEER_NONE or m == STEER_ANGLE or m == STEER_CURVATURE or m == STEER_YAW_RATE
-            or m == STEER_PERCENT):
+    if not mode_known(cmd.steer_mode, STEER_MODES):
         return False
     return not (math.isnan(cmd.steer_cmd) or math.isnan(cmd.steer_rate_deg_s)
                 or math.isnan(cmd.steer_accel_deg_s2))
@@ -66,8 +67,7 @@ def steer_message_valid(cmd):
 
 @njit(cache=True)
 def throttle_message_valid(cmd):
-    m = cmd.throttle_mode
-    if not (m == PEDAL_NONE or m == PEDAL_RAW or m == PEDAL_PERCENT):
+    if not mode_known(cmd.throttle_mode, THROTTLE_MODES):
         return False
     return not (math.isnan(cmd.throttle_cmd) or math.isnan(cmd.throttle_rate_inc_pct_s)
                 or math.isnan(cmd.throttle_rate_dec_pct_s))
@@ -75,8 +75,7 @@ def throttle_message_valid(cmd):
 
 @njit(cache=True)
 def brake_message_valid(cmd):
-    m = cmd.brake_mode
-    if not (m == PEDAL_NONE or m == PEDAL_BRAKE_PRESSURE or m == PEDAL_PERCENT):
+    if not mode_known(cmd.brake_mode, BRAKE_MODES):
         return False
     return not (math.isnan(cmd.brake_cmd) or math.isnan(cmd.brake_rate_inc)
                 or math.isnan(cmd.brake_rate_dec))
@@ -84,8 +83,7 @@ def brake_message_valid(cmd):
 
 @njit(cache=True)
 def ulc_message_valid(cmd):
-    m = cmd.ulc_mode
-    if not (m == ULC_NONE or m == ULC_VELOCITY or m == ULC_ACCEL):
+    if not mode_known(cmd.ulc_mode, ULC_MODES):
         return False
     return not (math.isnan(cmd.ulc_cmd) or math.isnan(cmd.ulc_limit_accel_mps2)
                 or math.isnan(cmd.ulc_limit_decel_mps2) or math.isnan(cmd.ulc_limit_jerk_throttle_mps3)

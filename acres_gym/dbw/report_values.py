@@ -1,7 +1,7 @@
 """Observation values computed from several DBW report fields, in numpy only.
 
 One definition for both places that need them: the environments' observations
-(``acres_gym.envs.observations``) and the policy runtime on the vehicle (``acres_gym.deploy``, which
+(``acres_gym.envs.observations``) and the policy runtime on the vehicle (``acres_gym.vehicle.deploy``, which
 must not load numba). Each function takes ``report(key)``, the values of the report field
 ``"message.field"`` (ds_dbw names, e.g. ``"brake.pressure_output"``) as a float array over vehicles (NaN
 where the report has no value), and the vehicle's ``brake_max_bar``.

@@ -17,7 +17,6 @@ from numba import njit, prange
 from acres_gym.constants import DIVERGED_BELOW_GROUND, DIVERGED_NON_FINITE, DT_S, WHEEL_FL, WHEEL_FR, WHEEL_RL, WHEEL_RR
 from acres_gym.dbw.reports import vehicle_report
 from acres_gym.dbw.step import step_dbw
-from acres_gym.model import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
 from acres_gym.model.chassis import body_kinematics, flag_diverged, step_chassis
 from acres_gym.model.cvt import step_cvt
 from acres_gym.model.driveline import solve_driveline
@@ -26,6 +25,7 @@ from acres_gym.model.ledger import account_wheel
 from acres_gym.model.steering import step_steering
 from acres_gym.model.underbody import prepare_underbody
 from acres_gym.model.wheel import prepare_wheel, settle_wheel
+from acres_gym.runtime import threading_layer  # noqa: F401  (the fork-safe layer, before any parallel call)
 from acres_gym.terrain.sampling import sample_height
 
 FL, FR, RL, RR = WHEEL_FL, WHEEL_FR, WHEEL_RL, WHEEL_RR  # wheel indices, front left to rear right

@@ -2,8 +2,13 @@
 
 - :mod:`~acres_gym.terrain.surfaces`: the surface table (hard-ground friction, soils) and its friction model.
 - :mod:`~acres_gym.terrain.grid`: :class:`Terrain` (one grid) and :class:`TerrainStack` (one per vehicle).
-- :mod:`~acres_gym.terrain.generate`: flat, slope, split, rough, grades, patches, polygons, files,
-  configs.
+- :mod:`~acres_gym.terrain.generate`: terrains from configs, and every constructor by name; the constructors
+  live by what they draw: :mod:`~acres_gym.terrain.shapes` (grids, flat, slope, split, grades, polygons,
+  wetness), :mod:`~acres_gym.terrain.rough_ground` (fractal rough ground on the noise of
+  :mod:`~acres_gym.terrain.noise`), :mod:`~acres_gym.terrain.patches` (surface patches) and
+  :mod:`~acres_gym.terrain.files`.
+- :mod:`~acres_gym.terrain.soil_spec`, :mod:`~acres_gym.terrain.soil_random`: the soil parameters' spec, the
+  soil library and its random draw.
 - :mod:`~acres_gym.terrain.sampling`: ``@njit`` height/gradient and surface lookups for the physics tick.
 """
 

@@ -4,7 +4,7 @@ A soil is six Bekker / Janosi-Hanamoto numbers. ``SOIL_SPEC`` declares each of t
 (key, field, unit, accepted units, SI unit, allowed SI range, meaning), in the style of ``acres_gym.schema``.
 Every owner of the format reads it: the surface table's loader (``terrain/surfaces.py``: ``configs/soils.json``
 and soils added with ``make_surface_table``), the soil library and its per-episode draw
-(``model/soil_random.py``: ``load_soils``, ``draw_soil``) and the environments' randomisation
+(``terrain/soil_random.py``: ``load_soils``, ``draw_soil``) and the environments' randomisation
 (``envs/randomization.py``: the episode's soil slot and the ``randomization.soil.scale`` ranges). They check
 values with ``check_soil_value`` / ``check_soil``, so a value outside the limits is refused with the same
 message wherever it enters: the key, the field, the value and the allowed range.

@@ -2,7 +2,7 @@
 ``python -m acres_gym.tools.warmup`` (``make`` runs it after installing).
 
 Numba compiles a kernel on its first call unless its on-disk cache holds it, which makes the first
-``gymnasium.make`` and ``reset`` of a fresh install wait (``acres_gym.compile_notice`` says so on stderr). This
+``gymnasium.make`` and ``reset`` of a fresh install wait (``acres_gym.runtime.compile_notice`` says so on stderr). This
 builds each registered id once as a single environment and once as the native vector env of
 ``PARALLEL_MIN_VEHICLES`` vehicles (the parallel kernel and the vector env's passes), resets it and takes a few
 steps with random actions, so later processes load every kernel from the cache. It prints the ids and the time
@@ -19,8 +19,8 @@ import gymnasium
 import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
-from acres_gym import compile_notice
-from acres_gym.model.threading_layer import PARALLEL_MIN_VEHICLES
+from acres_gym.runtime import compile_notice
+from acres_gym.runtime.threading_layer import PARALLEL_MIN_VEHICLES
 
 STEPS = 3
 

@@ -223,7 +223,7 @@ class RangerOffroadNavigation(RangerEnv):
     dense vegetation). It sees the ground only through ``local_map``, an egocentric map 24 m ahead and
     16 m to each side, with the height, the grade along its heading, a trafficability figure computed from
     each cell's soil with the vehicle's own tyre and driveline model, and the no-go mask. Every episode is
-    solvable: a route the vehicle drives in L / AWD exists (``acres_gym.terrain.offroad``). Baselines:
+    solvable: a route the vehicle drives in L / AWD exists (``acres_gym.envs.tasks.offroad``). Baselines:
     ``straight_line`` (ULC and pure pursuit straight at the goal) and ``terrain_planner`` (a grid search on
     the true terrain; a reference that sees the whole map) in ``acres_gym.agents.baselines``.
 
@@ -246,7 +246,7 @@ class RangerOffroadNavigation(RangerEnv):
     ``height``    m       height of the cell minus the height under the rear-axle midpoint
     ``grade``     1       slope along the vehicle's heading (tan, + uphill)
     ``traction``  1       steepest grade a hill start climbs on the cell in L / AWD (tan; from its soil
-                          and wetness through ``acres_gym.terrain.trafficability``)
+                          and wetness through ``acres_gym.envs.tasks.trafficability``)
     ``no_go``     0 / 1   1 in a no-go area
     ============= ======= ==========================================================================
 

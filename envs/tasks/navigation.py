@@ -1,7 +1,7 @@
 """The off-road navigation task: reach a goal across generated ground, reading the ground on the way.
 
 Every episode draws, from the task's generator, a solvable terrain with hills, soil patches, wetness and
-no-go areas, a start pose and a goal (``acres_gym.terrain.offroad``); the batch writes the terrain into
+no-go areas, a start pose and a goal (``acres_gym.envs.tasks.offroad``); the batch writes the terrain into
 the vehicle's simulator slot. After each control step the task measures, for every vehicle:
 
 - ``goal_distance_m`` and ``goal_bearing_rad``: the goal from the rear-axle midpoint in the body frame
@@ -45,7 +45,7 @@ an episode fails by a no-go area, getting stuck, rolling over, diverging or leav
 out of time neither fails nor succeeds). The debug view (``view``) draws the goal and the ``local_map``.
 
 Options (``task_options``): ``split`` (``train`` or ``test``) picks one of ``splits``, each a set of
-terrain-generator keys (``acres_gym.terrain.offroad.KEYS``, each declared with its allowed range and the reason
+terrain-generator keys (``acres_gym.envs.tasks.offroad.KEYS``, each declared with its allowed range and the reason
 for it) merged over ``terrain``; the test split also salts the episode's terrain seed, so its ground never
 coincides with a training episode's. The grid (``size_m``, ``cell_m``) is ``randomization.terrain``'s, so the
 terrain sections do not take those two keys. Every terrain key of both splits is checked when the environment
@@ -63,16 +63,19 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from acres_gym import libm
+from acres_gym.configuration import check_keys, merge_configs, number, strip_comments
 from acres_gym.constants import GEAR_LOW
-from acres_gym.envs.config import check_keys, merge_configs, number, strip_comments
 from acres_gym.envs.tasks.base import COMMON_FAILURES, Figure, Scoring, Task, TaskFrame, TaskView, register_task
-from acres_gym.terrain.offroad import DEFAULTS as TERRAIN_DEFAULTS
-from acres_gym.terrain.offroad import UnsolvableConfigError, offroad_episode, resolve_config
+from acres_gym.envs.tasks.offroad import DEFAULTS as TERRAIN_DEFAULTS
+from acres_gym.envs.tasks.offroad import UnsolvableConfigError, offroad_episode, resolve_config
+from acres_gym.envs.tasks.trafficability import grade_limit_table, wetness_bin
+from acres_gym.runtime import libm
 from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
-from acres_gym.terrain.trafficability import grade_limit_table, wetness_bin
 
 MAP_CHANNELS = ("height", "grade", "traction", "no_go")
+# the local map's defaults (the one place they are written; the task config sets only what differs):
+# 2 m cells, the terrain grid's own spacing; 16 rows of which 8 m behind the vehicle (24 m ahead); 16 columns,
+# 16 m to each side
 MAP_DEFAULTS = {"cell_m": 2.0, "rows": 16, "cols": 16, "behind_m": 8.0, "channels": list(MAP_CHANNELS)}
 SPLITS = ("train", "test")
 GRID_KEYS = ("size_m", "cell_m")  # the terrain grid's, from randomization.terrain

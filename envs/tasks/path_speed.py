@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from acres_gym.envs.config import check_keys, draw_in_range, number, number_range, strip_comments
+from acres_gym.configuration import check_keys, draw_in_range, number, number_range, strip_comments
 from acres_gym.envs.tasks.base import TASKS as TASKS  # named here too
 from acres_gym.envs.tasks.base import Figure, Scoring, Task, TaskFrame, TaskView, register_task
 from acres_gym.envs.tasks.base import make_task as make_task

@@ -16,7 +16,7 @@
 
 Solvability: on a grid of ``route_cell_m`` cells, ``route`` searches a path from start to goal through
 cells the vehicle drives in L and AWD: the uphill grade of every step stays below ``grade_margin`` x the
-cell's climbable grade from the model (``acres_gym.terrain.trafficability.grade_limit_table``), the side
+cell's climbable grade from the model (``acres_gym.envs.tasks.trafficability.grade_limit_table``), the side
 slope below ``max_side_grade``, no cell lies within ``no_go_clearance_m`` of a no-go area nor within
 ``edge_clearance_m`` of the edge. A draw without such a path is redrawn (``redraws`` counts them), up to
 ``max_redraws`` times; then ``UnsolvableConfigError`` names the keys whose relaxing gives the last draw a
@@ -44,10 +44,12 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from acres_gym.terrain.generate import MIN_FEATURE_CELLS, rough, with_patches
+from acres_gym.envs.tasks.trafficability import WETNESS_BINS
 from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
+from acres_gym.terrain.patches import with_patches
+from acres_gym.terrain.rough_ground import rough
+from acres_gym.terrain.shapes import MIN_FEATURE_CELLS
 from acres_gym.terrain.surfaces import SurfaceTable
-from acres_gym.terrain.trafficability import WETNESS_BINS
 
 
 @dataclass(frozen=True)
