@@ -219,8 +219,9 @@ def test_generator_is_a_pure_function_of_its_seed_and_solvable(limits):
 
 def test_start_and_goal_stand_on_pads_of_the_base_surface(limits):
     """Within ``PAD_M`` of the start and ``GOAL_PAD_M`` of the goal the ground is the base surface (the first of
-    ``surfaces``), outside any no-go area within ``PAD_M``, while the rest of the ground carries other surfaces; every cell of the route is
-    drivable in L / AWD and no impassable cell lies within the no-go clearance of it."""
+    ``surfaces``), outside any no-go area within ``PAD_M``, while the rest of the ground carries other
+    surfaces; every cell of the route is drivable in L / AWD and no impassable cell lies within the no-go
+    clearance of it."""
     table, lim = limits
     c = resolve_config({})
     base = table.surface_id(next(iter(c["surfaces"])))
@@ -436,7 +437,7 @@ def test_planner_solves_and_straight_line_fails_for_ground_reasons():
     planner, straight = results["terrain_planner"]["mean"], results["straight_line"]["mean"]
     print({k: round(planner[k], 3) for k in ("success", "no_go", "stuck")},
           {k: round(straight[k], 3) for k in ("success", "no_go", "stuck")})
-    for name, r in results.items():  # the end causes: no-go, else ground_cause (1 soil, 2 grade, 3 other, 4 high-centred)
+    for name, r in results.items():  # end causes: no-go, else ground_cause (1 soil, 2 grade, 3 other, 4 high-centred)
         print(name, sorted(Counter("no_go" if row["no_go"] else int(row["ground_cause"])
                                    for row in r["per_episode"] if not row["success"]).items(), key=str))
     assert planner["success"] >= 0.95

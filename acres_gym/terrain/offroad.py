@@ -9,20 +9,21 @@
   from ``wetness``;
 - no-go areas (water, dense vegetation): ``no_go`` discs, a boolean mask beside the terrain (entering
   one ends an episode; the vehicle model does not see it);
-- the start (at rest, heading within 0.5 rad of the goal's direction) and a goal ``goal_distance_m``
-  away, each on a pad of the ground's base surface (the first of ``surfaces``; ``PAD_M`` and ``GOAL_PAD_M``
-  radius) without features within ``PAD_M`` (room for a full turn onto the route and around the goal); then
-  ``line_obstacles`` features centred on the straight line between them, each one of a no-go disc, a patch of an ``obstacle_surfaces`` soil or a
-  steep hill, so that driving straight at the goal meets what the ground offers.
+- the start (at rest, heading within 0.5 rad of the goal's direction) and a goal ``goal_distance_m`` away,
+  each on a pad of the ground's base surface (the first of ``surfaces``; ``PAD_M`` and ``GOAL_PAD_M`` radius)
+  without features within ``PAD_M`` (room for a full turn onto the route and around the goal); then
+  ``line_obstacles`` features centred on the straight line between them, each one of a no-go disc, a patch of
+  an ``obstacle_surfaces`` soil or a steep hill, so that driving straight at the goal meets what the ground
+  offers.
 
-Solvability: on a grid of ``route_cell_m`` cells, ``route`` searches a path from start to goal through
-cells the vehicle drives in L and AWD: the uphill grade of every step stays below ``grade_margin`` x the
-cell's climbable grade from the model (``acres_gym.terrain.trafficability.grade_limit_table``), the side
-slope below ``max_side_grade``, no cell lies within ``no_go_clearance_m`` of a no-go area or of impassable
-ground (a soil the vehicle high-centres in or cannot propel itself on: ``trafficability.drivable`` of the
-cell's L / AWD grade at ``grade_margin``) nor within ``edge_clearance_m`` of the edge. A draw without such a path is redrawn (``redraws`` counts them), up to
-``max_redraws`` times; then ``UnsolvableConfigError`` names the keys whose relaxing gives the last draw a
-route.
+Solvability: on a grid of ``route_cell_m`` cells, ``route`` searches a path from start to goal through cells
+the vehicle drives in L and AWD: the uphill grade of every step stays below ``grade_margin`` x the cell's
+climbable grade from the model (``acres_gym.terrain.trafficability.grade_limit_table``), the side slope below
+``max_side_grade``, no cell lies within ``no_go_clearance_m`` of a no-go area or of impassable ground (a soil
+the vehicle high-centres in or cannot propel itself on: ``trafficability.drivable`` of the cell's L / AWD
+grade at ``grade_margin``) nor within ``edge_clearance_m`` of the edge. A draw without such a path is redrawn
+(``redraws`` counts them), up to ``max_redraws`` times; then ``UnsolvableConfigError`` names the keys whose
+relaxing gives the last draw a route.
 
 Config: every key is declared in ``KEYS`` with its default, its form and its allowed range, and the reason for
 that range (what the generator, the grid or the vehicle make of values beyond it); ``resolve_config`` checks
