@@ -341,14 +341,15 @@ class TerrainPlanner:
         c = task.terrain_config_resolved
         terrain = self.env.sim.terrain.terrain(i)
         grid = route_grid(terrain, task.no_go[i].astype(bool), task.grade_limits, c["route_cell_m"],
-                          max(self.clearance_m, c["no_go_clearance_m"]), c["edge_clearance_m"])
+                          max(self.clearance_m, c["no_go_clearance_m"]), c["edge_clearance_m"],
+                          margin=self.grade_margin)
         f = self.env._batch.frame
         start = (float(f.axle_x_m[i]), float(f.axle_y_m[i]))
         found = route(grid, start, tuple(task.goal[i]), self.grade_margin, c["max_side_grade"],
                       self.speed_h_mps, self.speed_l_mps)
         if found is None:  # the wider margins closed every way: the generator's own
             grid = route_grid(terrain, task.no_go[i].astype(bool), task.grade_limits, c["route_cell_m"],
-                              c["no_go_clearance_m"], c["edge_clearance_m"])
+                              c["no_go_clearance_m"], c["edge_clearance_m"], margin=c["grade_margin"])
             found = route(grid, start, tuple(task.goal[i]), c["grade_margin"], c["max_side_grade"],
                           self.speed_h_mps, self.speed_l_mps)
         if found is not None:

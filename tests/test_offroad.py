@@ -5,6 +5,7 @@ hill-climb id. Gymnasium's and stable-baselines3's check_env run over every regi
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import gymnasium
 import numpy as np
@@ -12,6 +13,8 @@ import pytest
 
 import acres_gym  # noqa: F401
 from acres_gym.envs.tasks.offroad import (
+    GOAL_PAD_M,
+    PAD_M,
     _add_hill,
     _blocked_cells,
     _draw_once,
@@ -24,7 +27,7 @@ from acres_gym.envs.tasks.offroad import (
     route,
     route_grid,
 )
-from acres_gym.envs.tasks.trafficability import grade_limit_table, wetness_bin
+from acres_gym.envs.tasks.trafficability import MIN_DRIVABLE_GRADE, grade_limit_table, wetness_bin
 from acres_gym.params import load_vehicle
 from acres_gym.runtime import libm
 from acres_gym.terrain import Terrain, default_surfaces
@@ -214,6 +217,35 @@ def test_generator_is_a_pure_function_of_its_seed_and_solvable(limits):
         offroad_episode(0, {"hill_height_m": [5, 1]}, table, lim)
 
 
+def test_start_and_goal_stand_on_pads_of_the_base_surface(limits):
+    """Within ``PAD_M`` of the start and ``GOAL_PAD_M`` of the goal the ground is the base surface (the first of
+    ``surfaces``), outside any no-go area within ``PAD_M``, while the rest of the ground carries other
+    surfaces; every cell of the route is drivable in L / AWD and no impassable cell lies within the no-go
+    clearance of it."""
+    table, lim = limits
+    c = resolve_config({})
+    base = table.surface_id(next(iter(c["surfaces"])))
+    met = 0  # episodes with impassable ground (the soil line obstacles)
+    for seed in range(8):
+        ep = offroad_episode(seed, {}, table, lim)
+        t = ep.terrain
+        X, Y = np.meshgrid(t.x_m, t.y_m)
+        for (px, py), radius in ((ep.start_xy, PAD_M), (ep.goal_xy, GOAL_PAD_M)):
+            pad = np.hypot(X - px, Y - py) <= radius - t.cell_m
+            assert (t.surface_id[pad] == base).all()
+            assert not ep.no_go[np.hypot(X - px, Y - py) <= PAD_M - t.cell_m].any()
+        assert (t.surface_id != base).mean() > 0.2
+        grid = route_grid(t, ep.no_go, lim, c["route_cell_m"], c["no_go_clearance_m"], margin=c["grade_margin"])
+        found = route(grid, ep.start_xy, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
+        cells = tuple(zip(*[grid.index(*p) for p in found.points], strict=True))
+        assert (c["grade_margin"] * grid.limit_l[cells] >= MIN_DRIVABLE_GRADE).all()
+        impassable = c["grade_margin"] * grid.limit_l < MIN_DRIVABLE_GRADE
+        met += impassable.any()
+        grow = math.ceil(c["no_go_clearance_m"] / grid.cell_m)
+        assert not _rolled_blocked(impassable, grow, 0)[cells].any()
+    assert met >= 2
+
+
 def _search_both(grid_arrays, **changes):
     """``(found, dist, pred, need_l)`` of the bucket search and of the heap search on the same inputs (the output
     arrays start with junk, so their initialisation counts too)."""
@@ -311,8 +343,8 @@ def _rolled_blocked(no_go, grow, edge):
 
 def test_route_grid_kernels_give_the_numpy_definitions(limits):
     """The route grid's grades are the fancy index of ``wetness_bin``'s bins (half-way wetness included; a NaN
-    raises), its blocked cells the np.roll growth (wrapping around the grid) and edges, its heights numpy's
-    block means (-0.0 becomes 0.0 at one point a cell)."""
+    raises), its blocked cells the np.roll growth (wrapping around the grid) of no-go and impassable cells and
+    the edges, its heights numpy's block means (-0.0 becomes 0.0 at one point a cell)."""
     table, lim = limits
     rng = np.random.default_rng(9)
     for shape in ((7, 9), (23, 31)):
@@ -341,7 +373,14 @@ def test_route_grid_kernels_give_the_numpy_definitions(limits):
         expected = height[:gy * k, :gx * k].reshape(gy, k, gx, k).mean(axis=(1, 3))
         assert grid.height_m.tobytes() == expected.tobytes()
         cells = no_go[:gy * k, :gx * k].reshape(gy, k, gx, k).any(axis=(1, 3))
-        assert np.array_equal(grid.blocked, _rolled_blocked(cells, math.ceil(5.0 / cell_m), math.ceil(6.0 / cell_m)))
+        # impassable ground (margin x L / AWD grade below MIN_DRIVABLE_GRADE) is kept clear as no-go is
+        impassable = 0.6 * grid.limit_l < MIN_DRIVABLE_GRADE
+        assert impassable.any() and not impassable.all()
+        assert np.array_equal(grid.blocked, _rolled_blocked(cells | impassable, math.ceil(5.0 / cell_m),
+                                                            math.ceil(6.0 / cell_m)))
+        wide = route_grid(terrain, no_go, lim, cell_m, 5.0, 6.0, margin=0.3)  # a smaller margin: more impassable
+        assert np.array_equal(wide.blocked, _rolled_blocked(cells | (0.3 * grid.limit_l < MIN_DRIVABLE_GRADE),
+                                                            math.ceil(5.0 / cell_m), math.ceil(6.0 / cell_m)))
     assert np.signbit(route_grid(terrain, no_go, lim, 2.0, 5.0).height_m).sum() < np.signbit(height).sum()
     wetness[3, 4] = np.nan
     with pytest.raises(IndexError):
@@ -388,6 +427,9 @@ def test_redraw_share(limits):
 
 @pytest.mark.slow
 def test_planner_solves_and_straight_line_fails_for_ground_reasons():
+    """Over 200 training episodes the terrain planner (the route search on the true ground) reaches the goal in
+    at least 95 %, driving straight at the goal in at most 40 %, and every straight-line failure has a cause:
+    a no-go area, or the ground (soil, grade or high-centred)."""
     from acres_gym.agents.evaluate import baseline_entry, compare
 
     entries = {name: baseline_entry(name) for name in ("terrain_planner", "straight_line")}
@@ -395,8 +437,11 @@ def test_planner_solves_and_straight_line_fails_for_ground_reasons():
     planner, straight = results["terrain_planner"]["mean"], results["straight_line"]["mean"]
     print({k: round(planner[k], 3) for k in ("success", "no_go", "stuck")},
           {k: round(straight[k], 3) for k in ("success", "no_go", "stuck")})
+    for name, r in results.items():  # end causes: no-go, else ground_cause (1 soil, 2 grade, 3 other, 4 high-centred)
+        print(name, sorted(Counter("no_go" if row["no_go"] else int(row["ground_cause"])
+                                   for row in r["per_episode"] if not row["success"]).items(), key=str))
     assert planner["success"] >= 0.95
-    assert straight["success"] <= 0.60
+    assert straight["success"] <= 0.40
     for row in results["straight_line"]["per_episode"]:
         if not row["success"]:
             assert row["no_go"] or row["ground_cause"] in (1, 2, 4), {k: row[k] for k in (

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from acres_gym.constants import DRIVE_ALL_WHEEL, GEAR_LOW, GEAR_NEUTRAL, STANDARD_GRAVITY_MPS2
+from acres_gym.envs.tasks.trafficability import level_pull_n
 from acres_gym.params import load_vehicle
 from acres_gym.paths import config_path
 from acres_gym.sim import RangerSim
 from acres_gym.terrain import flat, surface_row
-from acres_gym.terrain.trafficability import level_pull_n
 from acres_gym.tools import scenarios
 
 SOILS = sorted(json.loads(config_path("soils.json").read_text())["soils"])
@@ -156,8 +156,8 @@ def test_a_clay_that_the_tyre_does_not_sink_into_grips_as_rubber_on_firm_earth()
     limits lie below dry asphalt's in every range and mode, and the simulated vehicle agrees: 50 % of dry
     heavy clay stalls in L / AWD where 50 % of dry asphalt climbs."""
     from acres_gym.constants import DRIVE_TWO_WHEEL, GEAR_HIGH
+    from acres_gym.envs.tasks.trafficability import grade_limit
     from acres_gym.model.soil import RUBBER_ON_FIRM_SOIL_MU, max_shear_force, tyre_on_soil, tyre_shear_limit
-    from acres_gym.terrain.trafficability import grade_limit
     p = load_vehicle("polaris_ranger_crew_xp1000")
     load = float(p.static_load_n[2])
     asphalt = surface_row("dry_asphalt")

@@ -169,7 +169,7 @@ def test_an_unsolvable_config_names_the_keys_to_relax(limits, config, cause, key
         offroad_episode(0, {**config, "max_redraws": 0}, table, lim)
     text = str(err.value)
     assert "no solvable episode in 1 draw(s) (max_redraws = 0)" in text
-    assert f"once {cause} stop blocking it" in text
+    assert cause in text.split("has a route once ")[1].split(" stop blocking it")[0].split(" or ")
     assert all(key in text.split("relax ")[1] for key in keys)
     assert isinstance(err.value, ValueError)  # the config is at fault
 

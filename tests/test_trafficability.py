@@ -149,7 +149,7 @@ def test_wet_asphalt_grade_limit_is_within_two_points_of_hill_starts(vehicle):
     and stalls 2 points above it: the prediction takes the friction at the sliding speed the driven wheels
     spin at in a stall (``stall_sliding_speed_mps``), where the water film has taken its share. At rest
     the wet friction would put the limit of L / 2WD at wetness 1 at about 30 %, where the vehicle stalls."""
-    from acres_gym.terrain.trafficability import stall_sliding_speed_mps  # noqa: F401  (the function under test)
+    from acres_gym.envs.tasks.trafficability import stall_sliding_speed_mps  # noqa: F401  (the function under test)
     table = default_surfaces()
     row = table.row("dry_asphalt")
     cases = []
@@ -214,3 +214,52 @@ def test_grade_limits_agree_with_hill_starts_on_every_soil(vehicle):
     wrong = [cases[k][:5] for k in np.flatnonzero(~agree)]
     print(f"{agree.sum()} of {len(cases)} agree; disagreeing: {wrong}")
     assert agree.mean() >= 0.95, wrong
+
+
+@pytest.mark.slow
+def test_the_route_table_is_climbable_on_every_soil(vehicle):
+    """What the route search asks of ``grade_limit_table`` (without the rut credit, so it holds at a patch edge
+    too) the simulation delivers: on every library soil at wetness 0, 0.5 and 1, H and L in AWD, a hill start at
+    the table's figure less 2 grade points moves up the slope (more than 1 m and faster than 0.3 m/s after
+    5 s) wherever that figure is ``drivable``; where the figure is clearly below 0 (a soil the vehicle
+    cannot propel itself on, or -1: high-centred) a start on level ground stays below 1 m/s."""
+    import json
+
+    from acres_gym.envs.tasks.trafficability import drivable, wetness_bin
+    from acres_gym.paths import config_path
+
+    table = default_surfaces()
+    lim = grade_limit_table(np.array([vehicle]), table.records)
+    soils = list(json.loads(config_path("soils.json").read_text())["soils"])
+    cases = []
+    for soil in soils:
+        k = table.surface_id(soil) if soil in table else None
+        row = surface_row(soil)
+        for wet in (0.0, 0.5, 1.0):
+            for r in GEARS:
+                g = (lim[k, int(wetness_bin(wet)), 0 if r == "H" else 1, 2] if k is not None else
+                     grade_limit(vehicle, row, wet, GEARS[r], DRIVE_ALL_WHEEL, False))
+                if drivable(g, 0.6):
+                    cases.append((soil, wet, r, 100.0 * g - 2.0, True))
+                elif g < -0.05:  # clearly below level ground (high-centred at -1): no start on the level
+                    cases.append((soil, wet, r, 0.0, False))
+    assert sum(c[4] for c in cases) >= 30 and sum(not c[4] for c in cases) >= 6
+    terrains = [slope(g, surface=s, size_m=60.0, wetness=w) for s, w, _r, g, _c in cases]
+    sim = RangerSim(len(cases), terrain=TerrainStack.from_terrains(terrains))
+    idx = np.arange(len(cases))
+    sim.reset(indices=idx, x_m=0.0, y_m=0.0, yaw_rad=0.0, terrain_index=idx)
+    for k, (_s, _w, r, _g, _c) in enumerate(cases):
+        sim.state.gear[k] = sim.state.gear_target[k] = GEARS[r]
+        sim.commands.drive_mode[k] = DRIVE_ALL_WHEEL
+    sim.commands.driver_throttle_pct = 100.0
+    sim.commands.driver_brake_bar = 80.0
+    sim.run_seconds(1.5)
+    x0 = sim.state.position_m[:, 0].copy()
+    sim.commands.driver_brake_bar = 0.0
+    sim.run_seconds(5.0)
+    moving = (sim.state.position_m[:, 0] - x0 > 1.0) & (sim.speed_mps > 0.3)
+    # no start: below 1 m/s after the full-throttle start, the bound the soil contact's flat-ground runs hold
+    expected = np.array([c[4] for c in cases])
+    wrong = [cases[k] for k in np.flatnonzero(np.where(expected, ~moving, sim.speed_mps >= 1.0))]
+    print(f"{len(cases) - len(wrong)} of {len(cases)} agree; disagreeing: {wrong}")
+    assert not wrong

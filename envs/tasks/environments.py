@@ -270,7 +270,7 @@ class RangerOffroadNavigation(RangerEnv):
     (``info["no_go"]``), moves less than 1 m in 15 s (``info["stuck"]``), rolls over, diverges or leaves
     the terrain. Truncated after 150 s (1500 steps at 10 Hz), the registered ``max_episode_steps``.
     ``info["ground_cause"]`` says why an episode ended short of the goal outside no-go areas: 1 soil,
-    2 grade, 3 other (``acres_gym.envs.tasks.navigation``).
+    2 grade, 3 other, 4 high-centred (``acres_gym.envs.tasks.navigation``).
 
     ## Arguments
 
@@ -285,8 +285,12 @@ class RangerOffroadNavigation(RangerEnv):
       the soil's drawbar pull is negative, as on snow); sinkage is bounded by the tyre radius and a vehicle
       sunk to its ground clearance rests on its underbody (``high_centred``); soils measured at two moisture
       contents follow the cell's wetness; clays grip as rubber on firm earth where the tyre does not sink.
-      Episodes on hard ground are unchanged; every episode that crosses a soil patch changes. ``ground_cause``
-      4: the episode ended high-centred.
+      Episodes on hard ground are unchanged; every episode that crosses a soil patch changes.
+      ``ground_cause`` 4: the episode ended high-centred. The generator follows the contact: ground that is
+      not ``trafficability.drivable`` (a soil the vehicle high-centres in or cannot propel itself on) is kept
+      clear of by the route search as a no-go area is, the start and the goal stand on pads of the base
+      surface, and the training split's ground patches no longer include snow and clayey soil (impassable
+      at every drawn wetness; they stay line obstacles). Every episode of this id changes.
     * v0: initial version.
     """
 

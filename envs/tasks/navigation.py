@@ -31,11 +31,11 @@ the vehicle's simulator slot. After each control step the task measures, for eve
 stuck, off the terrain, rolled over or out of time): the ground where it ended when that is soil or grade,
 else the ground it crawled on most (slower than ``CRAWL_MPS`` after the first ``CRAWL_AFTER_S``), if it
 crawled:
-1 soil (the drivable grade of the surface under the vehicle in the range and drive mode engaged, the
-generator's ``grade_margin`` x the climbable one, is below 5 %), 2 grade (the steeper of the body's pitch and
-the terrain's grade over
-the next 4 m exceeds that figure, the slope across the heading exceeds the routes' ``max_side_grade``, or
-the vehicle rolled over within 4 m of a slope steeper than that), 3 neither, 4 high-centred (its underbody
+1 soil (the surface under the vehicle is not ``trafficability.drivable`` in the range and drive mode engaged:
+the generator's ``grade_margin`` x its climbable grade is below 5 %, as the route search keeps clear of),
+2 grade (the steeper of the body's pitch and the terrain's grade over the next 4 m exceeds that drivable
+grade, the slope across the heading exceeds the routes' ``max_side_grade``, or the vehicle rolled over
+within 4 m of a slope steeper than that), 3 neither, 4 high-centred (its underbody
 rested on the ground when the episode ended: the state's ``high_centred``, ``acres_gym.model.underbody``);
 0 otherwise.
 
@@ -68,7 +68,7 @@ from acres_gym.constants import GEAR_LOW
 from acres_gym.envs.tasks.base import COMMON_FAILURES, Figure, Scoring, Task, TaskFrame, TaskView, register_task
 from acres_gym.envs.tasks.offroad import DEFAULTS as TERRAIN_DEFAULTS
 from acres_gym.envs.tasks.offroad import UnsolvableConfigError, offroad_episode, resolve_config
-from acres_gym.envs.tasks.trafficability import grade_limit_table, wetness_bin
+from acres_gym.envs.tasks.trafficability import drivable, grade_limit_table, wetness_bin
 from acres_gym.runtime import libm
 from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
 
@@ -81,7 +81,6 @@ SPLITS = ("train", "test")
 GRID_KEYS = ("size_m", "cell_m")  # the terrain grid's, from randomization.terrain
 TERRAIN_KEYS = tuple(k for k in TERRAIN_DEFAULTS if k not in GRID_KEYS)  # task_options.terrain and splits.<split>
 TEST_SALT = 0x7E57  # mixed into the terrain seed of the test split
-SOIL_STALL_GRADE = 0.05
 CRAWL_MPS = 0.5
 HIGH_CENTRED_CAUSE = 4  # ground_cause of an episode that ended with the underbody on the ground
 CRAWL_AFTER_S = 5.0
@@ -364,9 +363,10 @@ class OffroadNavigationTask(Task):
         sid, wet = sample_surface_k(st.surface_id, st.wetness, st.origin_xy_m, st.cell_m, i, x, y)
         b = int(wetness_bin(float(wet)))
         r = L_INDEX if gear == GEAR_LOW else 0
-        limit = self.terrain_config_resolved["grade_margin"] * self.grade_limits[sid, b, r, int(drive_mode)]
-        if limit < SOIL_STALL_GRADE:
+        margin = self.terrain_config_resolved["grade_margin"]
+        if not drivable(self.grade_limits[sid, b, r, int(drive_mode)], margin):
             return 1
+        limit = margin * self.grade_limits[sid, b, r, int(drive_mode)]
         h0, dh_dx, dh_dy = sample_height_k(*arrays, x, y)
         side = abs(-math.sin(yaw) * dh_dx + math.cos(yaw) * dh_dy)
         steep = self.terrain_config_resolved["max_side_grade"]

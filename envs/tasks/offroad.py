@@ -9,18 +9,21 @@
   from ``wetness``;
 - no-go areas (water, dense vegetation): ``no_go`` discs, a boolean mask beside the terrain (entering
   one ends an episode; the vehicle model does not see it);
-- the start (at rest, heading within 0.5 rad of the goal's direction) and a goal ``goal_distance_m``
-  away; then ``line_obstacles`` features centred on
-  the straight line between them, each one of a no-go disc, a patch of an ``obstacle_surfaces`` soil or a
-  steep hill, so that driving straight at the goal meets what the ground offers.
+- the start (at rest, heading within 0.5 rad of the goal's direction) and a goal ``goal_distance_m`` away,
+  each on a pad of the ground's base surface (the first of ``surfaces``; ``PAD_M`` and ``GOAL_PAD_M`` radius)
+  without features within ``PAD_M`` (room for a full turn onto the route and around the goal); then
+  ``line_obstacles`` features centred on the straight line between them, each one of a no-go disc, a patch of
+  an ``obstacle_surfaces`` soil or a steep hill, so that driving straight at the goal meets what the ground
+  offers.
 
-Solvability: on a grid of ``route_cell_m`` cells, ``route`` searches a path from start to goal through
-cells the vehicle drives in L and AWD: the uphill grade of every step stays below ``grade_margin`` x the
-cell's climbable grade from the model (``acres_gym.envs.tasks.trafficability.grade_limit_table``), the side
-slope below ``max_side_grade``, no cell lies within ``no_go_clearance_m`` of a no-go area nor within
-``edge_clearance_m`` of the edge. A draw without such a path is redrawn (``redraws`` counts them), up to
-``max_redraws`` times; then ``UnsolvableConfigError`` names the keys whose relaxing gives the last draw a
-route.
+Solvability: on a grid of ``route_cell_m`` cells, ``route`` searches a path from start to goal through cells
+the vehicle drives in L and AWD: the uphill grade of every step stays below ``grade_margin`` x the cell's
+climbable grade from the model (``acres_gym.envs.tasks.trafficability.grade_limit_table``), the side slope below
+``max_side_grade``, no cell lies within ``no_go_clearance_m`` of a no-go area or of impassable ground (a soil
+the vehicle high-centres in or cannot propel itself on: ``trafficability.drivable`` of the cell's L / AWD
+grade at ``grade_margin``) nor within ``edge_clearance_m`` of the edge. A draw without such a path is redrawn
+(``redraws`` counts them), up to ``max_redraws`` times; then ``UnsolvableConfigError`` names the keys whose
+relaxing gives the last draw a route.
 
 Config: every key is declared in ``KEYS`` with its default, its form and its allowed range, and the reason for
 that range (what the generator, the grid or the vehicle make of values beyond it); ``resolve_config`` checks
@@ -44,7 +47,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from acres_gym.envs.tasks.trafficability import WETNESS_BINS
+from acres_gym.envs.tasks.trafficability import WETNESS_BINS, drivable
 from acres_gym.terrain.grid import MAX_GRID_POINTS, Terrain
 from acres_gym.terrain.patches import with_patches
 from acres_gym.terrain.rough_ground import rough
@@ -96,10 +99,11 @@ KEYS: dict[str, TerrainKey] = {
             "heights); its window spans 8 s, so past 100 m a hill is a tilt of the whole ground and costs a "
             "draw (8 s / cell_m)^2 points"),
     "surfaces": TerrainKey(
-        {"grass": 3.0, "packed_dirt": 2.0, "sandy_loam": 2.0, "lete_sand": 1.0, "dry_sand": 1.0,
-         "clayey_soil": 1.0, "snow": 1.0}, "weights", 0.0, 1e6,
-        why="relative weights of the patch soils (shares after normalising), names of the surface table; the "
-            "upper bound keeps their sum finite"),
+        {"grass": 3.0, "packed_dirt": 2.0, "sandy_loam": 2.0, "lete_sand": 1.0, "dry_sand": 1.0},
+        "weights", 0.0, 1e6,
+        why="relative weights of the patch soils (shares after normalising), names of the surface table (the "
+            "first is the ground's base surface, under the start and the goal); the upper bound keeps their "
+            "sum finite"),
     "patch_scale_m": TerrainKey(
         25.0, "number", "2 cell_m", 1e5,
         why="the soil patches' length scale: the patch generator resolves nothing under two grid cells and "
@@ -173,6 +177,15 @@ BOUND_RULES: dict[str, Any] = {  # bounds that follow other keys (checked first:
 CHECK_ORDER = ("size_m", "cell_m", "edge_margin_m") + tuple(k for k in KEYS if k not in ("size_m", "cell_m",
                                                                                            "edge_margin_m"))
 OBSTACLE_KINDS = ("no_go", "soil", "hill")
+# radius of the pads around the start and the goal (the ground's base surface, no features): the route may
+# leave the start in any direction and the vehicle may circle the goal once, and a full turn at the tightest
+# curvature (0.2 1/m: 5 m at the rear axle) keeps the front wheels, a 3.16 m wheelbase ahead, within
+# 5 + hypot(5, 3.16) = 10.9 m of where it began
+PAD_M = 12.0
+# radius of the goal's pad of the base surface: a vehicle that passes the goal outside its radius drives on
+# until the goal leaves its tightest turning circle and then turns a full circle back onto it, up to
+# 2 x 5 m beside its path and a wheelbase ahead; 20 m adds the turns' lag at speed (estimate)
+GOAL_PAD_M = 20.0
 RANGE_H, RANGE_L = 0, 1  # indices of the grade-limit table's range axis
 AWD = 2  # index of AWD on its drive-mode axis
 UNREACHABLE = np.inf
@@ -360,10 +373,16 @@ def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
     x, y = terrain.x_m, terrain.y_m
     height = terrain.height_m
     sid = terrain.surface_id
+    # the start and the goal on pads of the ground's base surface: a patch the vehicle cannot move on under its
+    # front wheels, within the turn onto its route or around the goal, would decide the episode by where the
+    # vehicle stands rather than by the way it chooses
+    base_id = table.surface_id(next(iter(c["surfaces"])))
+    _fill_disc(sid, x, y, sx, sy, PAD_M, base_id)
+    _fill_disc(sid, x, y, gx, gy, GOAL_PAD_M, base_id)
     no_go = np.zeros(height.shape, dtype=bool)
 
-    def keep_clear(cx, cy, r):  # features stay off the start and goal
-        return math.hypot(cx - sx, cy - sy) > r + 8.0 and math.hypot(cx - gx, cy - gy) > r + 5.0
+    def keep_clear(cx, cy, r):  # features stay off the start's and the goal's pads
+        return math.hypot(cx - sx, cy - sy) > r + PAD_M and math.hypot(cx - gx, cy - gy) > r + PAD_M
 
     def hill(cx, cy, h, s):  # height += h exp(-d2 / (2 s^2)) within 4 s
         _add_hill(height, x, y, cx, cy, h, s)
@@ -384,8 +403,8 @@ def _draw_once(rng, c: dict, table: SurfaceTable) -> OffroadEpisode:
         cx, cy = sx + t * (gx - sx), sy + t * (gy - sy)
         r = _uniform(rng, c["obstacle_radius_m"])
         kind = OBSTACLE_KINDS[int(rng.integers(0, len(OBSTACLE_KINDS)))]
-        # on the line, the features keep only the start's level spot and the goal clear
-        r = min(r, math.hypot(cx - sx, cy - sy) - 10.0, math.hypot(cx - gx, cy - gy) - 5.0)
+        # on the line, the features keep only the start's and the goal's pads clear
+        r = min(r, math.hypot(cx - sx, cy - sy) - PAD_M, math.hypot(cx - gx, cy - gy) - PAD_M)
         if r < 4.0:
             continue
         kinds.append(kind)
@@ -477,10 +496,13 @@ def _blocked_cells(no_go, grow, edge):
 
 
 def route_grid(terrain: Terrain, no_go: np.ndarray, grade_limits: np.ndarray, cell_m: float,
-               clearance_m: float, edge_m: float = DEFAULTS["edge_clearance_m"]) -> RouteGrid:
+               clearance_m: float, edge_m: float = DEFAULTS["edge_clearance_m"], *,
+               margin: float = DEFAULTS["grade_margin"]) -> RouteGrid:
     """The route grid of a terrain: every ``cell_m / terrain.cell_m``-th point, each with the lowest
-    climbable grade of the terrain points it stands for, blocked within ``clearance_m`` of no-go and
-    within ``edge_m`` of the terrain's edge."""
+    climbable grade of the terrain points it stands for, blocked within ``clearance_m`` of no-go and of
+    impassable ground (a cell whose L / AWD grade the route's ``margin`` leaves not ``drivable``: a soil the
+    vehicle high-centres in or cannot propel itself on, kept clear as a no-go area is, since the front wheels
+    run a wheelbase ahead of the route and cut its corners) and within ``edge_m`` of the terrain's edge."""
     k = max(1, int(round(cell_m / terrain.cell_m)))
     h = terrain.height_m
     ny, nx = h.shape
@@ -497,7 +519,8 @@ def route_grid(terrain: Terrain, no_go: np.ndarray, grade_limits: np.ndarray, ce
         no_go_cells = no_go[:gy * k, :gx * k].reshape(gy, k, gx, k).any(axis=(1, 3))
     grow = int(math.ceil(clearance_m / (k * terrain.cell_m)))
     edge = int(math.ceil(edge_m / (k * terrain.cell_m)))
-    blocked = _blocked_cells(no_go_cells, grow, edge)
+    impassable = ~drivable(lim_l, float(margin))
+    blocked = _blocked_cells(no_go_cells | impassable, grow, edge)
     origin = (terrain.origin_x_m + 0.5 * (k - 1) * terrain.cell_m, terrain.origin_y_m + 0.5 * (k - 1) * terrain.cell_m)
     return RouteGrid(origin, k * terrain.cell_m, height, lim_h, lim_l, blocked)
 
@@ -523,9 +546,9 @@ def _step_cost(hp, hq, lhp, lhq, llp, llq, ha, hb, across, length, side_den, ste
         return False, 0.0, False
     limit_h = min(lhp, lhq)
     limit_l = min(llp, llq)
-    if grade <= margin * limit_h and limit_h > 0.0:
+    if grade <= margin * limit_h and drivable(limit_h, margin):
         return True, step_h, False
-    elif grade <= margin * limit_l and limit_l > 0.0:
+    elif grade <= margin * limit_l and drivable(limit_l, margin):
         return True, step_l, True
     return False, 0.0, False
 
@@ -805,7 +828,8 @@ def _blocking_keys(ep: OffroadEpisode, c: dict, grade_limits: np.ndarray) -> tup
     """Why ``ep`` has no route: the checks (``RELAXATIONS``) that, each lifted alone, let the search find one
     (all of them when none does alone), and the keys that relax them."""
     def found(no_go=ep.no_go, edge_m=c["edge_clearance_m"], limits=grade_limits, max_side=c["max_side_grade"]):
-        grid = route_grid(ep.terrain, no_go, limits, c["route_cell_m"], c["no_go_clearance_m"], edge_m)
+        grid = route_grid(ep.terrain, no_go, limits, c["route_cell_m"], c["no_go_clearance_m"], edge_m,
+                          margin=c["grade_margin"])
         return route(grid, ep.start_xy, ep.goal_xy, c["grade_margin"], max_side) is not None
 
     climbs = np.full_like(grade_limits, 1e9)
@@ -826,7 +850,7 @@ def offroad_episode(seed, config: Mapping | None, table: SurfaceTable, grade_lim
     for redraws in range(int(c["max_redraws"]) + 1):
         ep = _draw_once(rng, c, table)
         grid = route_grid(ep.terrain, ep.no_go, grade_limits, c["route_cell_m"], c["no_go_clearance_m"],
-                          c["edge_clearance_m"])
+                          c["edge_clearance_m"], margin=c["grade_margin"])
         found = route(grid, ep.start_xy, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
         if found is not None:
             ep.redraws = redraws

@@ -52,7 +52,8 @@ those). ``trafficability`` gives
 every range and mode at once; ``grade_limit`` the steepest grade with a non-negative margin (a fraction,
 tan theta; negative when even level ground stalls), and ``grade_limit_table`` that figure for every
 surface of a table over wetness bins, the lookup table the terrain generator, the ``local_map`` channel
-and the planner use.
+and the planner use; ``drivable`` says from that figure whether ground is passable at all (the route search
+keeps clear of ground that is not, as of a no-go area).
 """
 
 from __future__ import annotations
@@ -322,6 +323,20 @@ def trafficability(params, surface, wetness: float = 0.0, grade_pct: float = 0.0
 
 
 WETNESS_BINS = 11  # grade_limit_table samples wetness at 0, 0.1, ..., 1
+# The least drivable grade (a route's margin x the climbable grade) of passable ground: below it the hill-start
+# margin is used up by the undulation of real ground (the generator's fractal roughness alone has local grades
+# of several percent), so a vehicle on such ground stalls where it stops, however flat the route looks.
+MIN_DRIVABLE_GRADE = 0.05
+
+
+@njit(cache=True)
+def drivable(limit, margin):
+    """Whether ground whose climbable grade is ``limit`` (tan, ``grade_limit_table``) carries the vehicle when a
+    route asks for at most ``margin`` x it: ``margin x limit >= MIN_DRIVABLE_GRADE``. False on a soil that
+    high-centres (limit -1) or that the vehicle cannot propel itself on (limit near or below 0). The route
+    search (``acres_gym.envs.tasks.offroad``), the terrain planner and the navigation task's ``ground_cause``
+    all decide passable ground by it."""
+    return margin * limit >= MIN_DRIVABLE_GRADE
 
 
 @njit(cache=True)
