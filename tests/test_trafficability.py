@@ -58,16 +58,17 @@ def vehicle():
     return load_vehicle("polaris_ranger_crew_xp1000")
 
 
-@pytest.fixture(scope="module")
-def simulated():
-    """Distance climbed and final speed of every case, all cases in one RangerSim."""
-    terrains = [slope(g, surface=s, size_m=60.0) for s, g, _, _, _ in CASES]
-    sim = RangerSim(len(CASES), terrain=TerrainStack.from_terrains(terrains))
-    idx = np.arange(len(CASES))
+def hill_starts(starts):
+    """Full-throttle hill starts from the brake, all in one RangerSim: ``starts`` are (surface, grade %, wetness
+    or None for the surface's own, gear, drive mode). Returns the distance climbed in the 5 s after the brake's
+    release and the final speed."""
+    terrains = [slope(g, surface=s, size_m=60.0, wetness=w) for s, g, w, _gear, _mode in starts]
+    sim = RangerSim(len(starts), terrain=TerrainStack.from_terrains(terrains))
+    idx = np.arange(len(starts))
     sim.reset(indices=idx, x_m=0.0, y_m=0.0, yaw_rad=0.0, terrain_index=idx)
-    for k, (_s, _g, r, m, _v) in enumerate(CASES):
-        sim.state.gear[k] = sim.state.gear_target[k] = GEARS[r]
-        sim.commands.drive_mode[k] = MODES[m]
+    for k, (_s, _g, _w, gear, mode) in enumerate(starts):
+        sim.state.gear[k] = sim.state.gear_target[k] = gear
+        sim.commands.drive_mode[k] = mode
     sim.commands.driver_throttle_pct = 100.0
     sim.commands.driver_brake_bar = 80.0
     sim.run_seconds(1.5)
@@ -75,6 +76,12 @@ def simulated():
     sim.commands.driver_brake_bar = 0.0
     sim.run_seconds(5.0)
     return sim.state.position_m[:, 0] - x0, sim.speed_mps.copy()
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    """Distance climbed and final speed of every case, all cases in one RangerSim."""
+    return hill_starts([(s, g, None, GEARS[r], MODES[m]) for s, g, r, m, _v in CASES])
 
 
 def test_enough_decisive_cases(vehicle):
@@ -157,23 +164,10 @@ def test_wet_asphalt_grade_limit_is_within_two_points_of_hill_starts(vehicle):
         limit = 100.0 * grade_limit(vehicle, row, wet, GEARS[r], MODES[m], False)
         cases += [(r, m, wet, limit - 2.0, True), (r, m, wet, limit + 2.0, False)]
     cases.append(("L", "2wd", 1.0, 28.0, False))  # below the at-rest figure of about 30 %, above the limit
-    terrains = [slope(g, surface="dry_asphalt", size_m=60.0, wetness=wet) for _r, _m, wet, g, _c in cases]
-    sim = RangerSim(len(cases), terrain=TerrainStack.from_terrains(terrains))
-    idx = np.arange(len(cases))
-    sim.reset(indices=idx, x_m=0.0, y_m=0.0, yaw_rad=0.0, terrain_index=idx)
-    for k, (r, m, _w, _g, _c) in enumerate(cases):
-        sim.state.gear[k] = sim.state.gear_target[k] = GEARS[r]
-        sim.commands.drive_mode[k] = MODES[m]
-    sim.commands.driver_throttle_pct = 100.0
-    sim.commands.driver_brake_bar = 80.0
-    sim.run_seconds(1.5)
-    x0 = sim.state.position_m[:, 0].copy()
-    sim.commands.driver_brake_bar = 0.0
-    sim.run_seconds(5.0)
-    climbed = sim.state.position_m[:, 0] - x0
+    climbed, speed = hill_starts([("dry_asphalt", g, wet, GEARS[r], MODES[m]) for r, m, wet, g, _c in cases])
     for k, (r, m, wet, g, climbs) in enumerate(cases):
-        ok = climbed[k] > 3.0 and sim.speed_mps[k] > 0.5
-        assert ok == climbs, (r, m, wet, round(g, 1), climbed[k], sim.speed_mps[k])
+        ok = climbed[k] > 3.0 and speed[k] > 0.5
+        assert ok == climbs, (r, m, wet, round(g, 1), climbed[k], speed[k])
 
 
 @pytest.mark.slow
@@ -196,20 +190,8 @@ def test_grade_limits_agree_with_hill_starts_on_every_soil(vehicle):
                     limit = 100.0 * grade_limit(vehicle, row, wet, GEARS[r], modes[m], True)
                     cases += [(soil, wet, r, m, limit + d, d < 0) for d in (-2.0, 2.0) if -60.0 < limit + d < 100.0]
     assert len(cases) >= 60
-    terrains = [slope(g, surface=s, size_m=60.0, wetness=w) for s, w, _r, _m, g, _c in cases]
-    sim = RangerSim(len(cases), terrain=TerrainStack.from_terrains(terrains))
-    idx = np.arange(len(cases))
-    sim.reset(indices=idx, x_m=0.0, y_m=0.0, yaw_rad=0.0, terrain_index=idx)
-    for k, (_s, _w, r, m, _g, _c) in enumerate(cases):
-        sim.state.gear[k] = sim.state.gear_target[k] = GEARS[r]
-        sim.commands.drive_mode[k] = modes[m]
-    sim.commands.driver_throttle_pct = 100.0
-    sim.commands.driver_brake_bar = 80.0
-    sim.run_seconds(1.5)
-    x0 = sim.state.position_m[:, 0].copy()
-    sim.commands.driver_brake_bar = 0.0
-    sim.run_seconds(5.0)
-    moving = (sim.state.position_m[:, 0] - x0 > 1.0) & (sim.speed_mps > 0.3)
+    climbed, speed = hill_starts([(s, g, w, GEARS[r], modes[m]) for s, w, r, m, g, _c in cases])
+    moving = (climbed > 1.0) & (speed > 0.3)
     agree = moving == np.array([c[5] for c in cases])
     wrong = [cases[k][:5] for k in np.flatnonzero(~agree)]
     print(f"{agree.sum()} of {len(cases)} agree; disagreeing: {wrong}")
@@ -244,22 +226,10 @@ def test_the_route_table_is_climbable_on_every_soil(vehicle):
                 elif g < -0.05:  # clearly below level ground (high-centred at -1): no start on the level
                     cases.append((soil, wet, r, 0.0, False))
     assert sum(c[4] for c in cases) >= 30 and sum(not c[4] for c in cases) >= 6
-    terrains = [slope(g, surface=s, size_m=60.0, wetness=w) for s, w, _r, g, _c in cases]
-    sim = RangerSim(len(cases), terrain=TerrainStack.from_terrains(terrains))
-    idx = np.arange(len(cases))
-    sim.reset(indices=idx, x_m=0.0, y_m=0.0, yaw_rad=0.0, terrain_index=idx)
-    for k, (_s, _w, r, _g, _c) in enumerate(cases):
-        sim.state.gear[k] = sim.state.gear_target[k] = GEARS[r]
-        sim.commands.drive_mode[k] = DRIVE_ALL_WHEEL
-    sim.commands.driver_throttle_pct = 100.0
-    sim.commands.driver_brake_bar = 80.0
-    sim.run_seconds(1.5)
-    x0 = sim.state.position_m[:, 0].copy()
-    sim.commands.driver_brake_bar = 0.0
-    sim.run_seconds(5.0)
-    moving = (sim.state.position_m[:, 0] - x0 > 1.0) & (sim.speed_mps > 0.3)
+    climbed, speed = hill_starts([(s, g, w, GEARS[r], DRIVE_ALL_WHEEL) for s, w, r, g, _c in cases])
+    moving = (climbed > 1.0) & (speed > 0.3)
     # no start: below 1 m/s after the full-throttle start, the bound the soil contact's flat-ground runs hold
     expected = np.array([c[4] for c in cases])
-    wrong = [cases[k] for k in np.flatnonzero(np.where(expected, ~moving, sim.speed_mps >= 1.0))]
+    wrong = [cases[k] for k in np.flatnonzero(np.where(expected, ~moving, speed >= 1.0))]
     print(f"{len(cases) - len(wrong)} of {len(cases)} agree; disagreeing: {wrong}")
     assert not wrong
