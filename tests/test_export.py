@@ -184,7 +184,9 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
     the one the environment sets), and the return is the SB3 model's (for navigation, in float64: ``DTYPE``)."""
     env_id, env_config = RUNS[which][1]
     model_zip, model, out = exported(which)
-    seed = 11
+    # an episode whose untrained navigation policy uses both ranges and the AWD switch (checked below), so
+    # the round trip covers the gear and drive-mode paths
+    seed = 12
 
     env = gymnasium.make(env_id, config=env_config)
     if DTYPE.get(which, "float32") == "float32":
