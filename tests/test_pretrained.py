@@ -20,6 +20,7 @@ from acres_gym.agents.evaluate import main as evaluate_main
 from acres_gym.agents.pretrained import RuntimePolicy, pretrained_dir, pretrained_policy, shipped_ids, slug
 from acres_gym.agents.training import beats
 from acres_gym.agents.watch import resolve_policy
+from acres_gym.configuration import merge_configs
 from acres_gym.envs.config import load_config
 from acres_gym.paths import config_path
 from acres_gym.registration import ENVIRONMENTS
@@ -116,7 +117,7 @@ def test_each_shipped_policy_beats_its_baseline_on_the_evaluation_seeds(env_id):
     factory, mode, config = pretrained_policy(env_id)
     task = task_of(env_id, config)
     if "splits" in load_config(ENVIRONMENTS[env_id][0]).get("task_options", {}):
-        config = {**config, "task_options": {"split": "test"}}
+        config = merge_configs(config, {"task_options": {"split": "test"}})
     baseline = train_config["baseline"]
     results = compare({"pretrained": (factory, mode), baseline: baseline_entry(baseline)}, env_id,
                       episodes=8, seed=train_config["eval_seed"], config=config)
