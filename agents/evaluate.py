@@ -23,7 +23,9 @@ tasks, ``straight_line`` and ``terrain_planner`` for navigation) and prints the 
 and each failure cause (``--json`` writes every figure per episode); ``--split test`` evaluates the navigation
 task's held-out terrain distribution.
 ``--model runs/x/model.zip`` adds a trained model, ``--model runs/x/checkpoint`` an RLlib checkpoint of
-``agents.rllib_train`` (the environment and its config then default to the ones it was trained on).
+``agents.rllib_train`` (the environment and its config then default to the ones it was trained on);
+``--model pretrained`` the policy shipped for ``--env`` (``acres_gym.agents.pretrained``), run through the
+vehicle runtime.
 ``--config`` and ``--set key.sub=value`` change the task config, e.g.
 ``--set randomization.terrain.grade_pct=[0,15]``: robustness studies on other ground, payloads or biases. Bad
 options stop with exit status 2 and a message naming them.
@@ -43,6 +45,7 @@ import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.agents.baselines import baseline_action_mode, make_baseline
+from acres_gym.agents.pretrained import PRETRAINED
 from acres_gym.configuration import dotted_overrides, merge_configs
 from acres_gym.envs.config import load_config
 from acres_gym.envs.tasks import Task, task_class
@@ -173,7 +176,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--seed", type=int, default=100_000)
     parser.add_argument("--model", default=None, help="a model.zip saved by train.py (its run directory), or an "
-                                                      "RLlib checkpoint directory of agents.rllib_train")
+                                                      "RLlib checkpoint directory of agents.rllib_train, or "
+                                                      "'pretrained': the policy shipped for --env")
     parser.add_argument("--json", default=None, help="also write the results as JSON")
     parser.add_argument("--split", choices=("train", "test"), default=None,
                         help="the navigation task's terrain distribution (task_options.split): test = held out")
@@ -182,7 +186,15 @@ def main(argv: list[str] | None = None) -> None:
     env_id, config, entries = args.env or "acres_gym/RangerSpeedTracking-v3", {}, {}
     from acres_gym.agents.rllib import is_rllib_checkpoint  # imports Ray only when a checkpoint is loaded
 
-    if args.model and is_rllib_checkpoint(args.model):
+    if args.model == PRETRAINED:
+        from acres_gym.agents.pretrained import pretrained_policy
+
+        try:
+            factory, mode, config = pretrained_policy(env_id)
+        except ValueError as exc:
+            parser.exit(2, f"{parser.prog}: error: --model pretrained: {exc}\n")
+        entries["pretrained"] = (factory, mode)
+    elif args.model and is_rllib_checkpoint(args.model):
         from acres_gym.agents.rllib import load_checkpoint_policy, run_config_of
 
         factory, mode, config = load_checkpoint_policy(args.model)

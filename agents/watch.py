@@ -2,8 +2,10 @@
 
 ``python -m acres_gym.agents.watch`` shows the vehicle's ULC with pure-pursuit steering on
 ``acres_gym/RangerPathFollowing-v3``; ``--policy`` takes a baseline name (``ulc_pure_pursuit``,
-``pedal_pid``), ``random`` (uniform actions from the action space, seeded) or the ``model.zip`` of a
-``train.py`` run, whose environment and task config are then used (``--env`` overrides the id). Episode
+``pedal_pid``), ``random`` (uniform actions from the action space, seeded), ``pretrained`` (the policy shipped
+for ``--env``, run through the vehicle runtime: ``acres_gym.agents.pretrained``) or the ``model.zip`` of a
+``train.py`` run, whose environment and task config are then used (``--env`` overrides the id); ``--model``
+is another name of ``--policy``. Episode
 ``k`` is seeded ``seed + k``, as in ``acres_gym.agents.evaluate``, so what you watch is what the evaluation scored.
 ``--config`` and ``--set key.sub=value`` change the task config as in ``acres_gym.agents.evaluate``.
 
@@ -30,6 +32,7 @@ import numpy as np
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.agents.baselines import BASELINES, baseline_action_mode, make_baseline
 from acres_gym.agents.evaluate import add_config_arguments, columns, config_from_arguments, info_of
+from acres_gym.agents.pretrained import PRETRAINED
 from acres_gym.envs.config import load_config
 from acres_gym.envs.tasks import Task, task_class
 
@@ -39,8 +42,14 @@ DEFAULT_ENV = "acres_gym/RangerPathFollowing-v3"
 def resolve_policy(policy: str, env_id: str | None, seed: int = 0) -> tuple[str, Callable, str | None, dict]:
     """``(env id, policy factory, action mode or None, env config)`` for a policy named on the command line.
 
-    ``policy`` is a baseline name, ``random`` or the path of a ``model.zip`` saved by ``train.py``.
+    ``policy`` is a baseline name, ``random``, ``pretrained`` or the path of a ``model.zip`` saved by
+    ``train.py``.
     """
+    if policy == PRETRAINED:
+        from acres_gym.agents.pretrained import pretrained_policy
+
+        env_id = env_id or DEFAULT_ENV
+        return (env_id, *pretrained_policy(env_id))
     if policy in BASELINES:
         return env_id or DEFAULT_ENV, (lambda venv: make_baseline(policy, venv)), baseline_action_mode(policy), {}
     if policy == "random":
@@ -55,8 +64,8 @@ def resolve_policy(policy: str, env_id: str | None, seed: int = 0) -> tuple[str,
 
         factory, mode, config = load_run_policy(path)
         return env_id or load_run_config(path)["env_id"], factory, mode, dict(config)
-    raise ValueError(f"--policy {policy!r}: expected one of {', '.join(BASELINES)}, 'random' or the model.zip "
-                     "of a train.py run")
+    raise ValueError(f"--policy {policy!r}: expected one of {', '.join(BASELINES)}, 'random', 'pretrained' or "
+                     "the model.zip of a train.py run")
 
 
 def _save_png(frame: np.ndarray, path: Path) -> None:
@@ -135,8 +144,9 @@ def watch(env_id: str = DEFAULT_ENV, policy_factory: Callable | None = None, act
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default=None, help=f"a registered id (default: the model's, else {DEFAULT_ENV})")
-    parser.add_argument("--policy", default="ulc_pure_pursuit",
-                        help=f"{', '.join(BASELINES)}, random, or runs/<run>/model.zip")
+    parser.add_argument("--policy", "--model", dest="policy", default="ulc_pure_pursuit",
+                        help=f"{', '.join(BASELINES)}, random, pretrained (the policy shipped for --env) or "
+                             "runs/<run>/model.zip")
     parser.add_argument("--episodes", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0, help="episode k is seeded seed + k")
     parser.add_argument("--frames", default=None, help="save PNG frames in this directory instead of a window")

@@ -18,6 +18,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 import acres_gym  # noqa: F401
 from acres_gym.agents.export import DeterministicActor, command_map, observations_as_given, sample_observations
 from acres_gym.agents.export import main as export_main
+from acres_gym.agents.pretrained import host_inputs, vehicle_reports
 from acres_gym.agents.sb3_models import SB3Policy, build_model, load_run_normalizer
 from acres_gym.configuration import to_builtins
 from acres_gym.constants import GEAR_NONE
@@ -141,19 +142,6 @@ def test_runtime_actions_equal_the_sb3_deterministic_actions(exported, algo, tas
     assert [i["name"] for i in manifest["observation"]["items"]] == list(obs)  # the environment's order
 
 
-def host_inputs(batch) -> dict:
-    """The non-report observation items, as the node hosting the runtime gets them from its IMU, planner and
-    map (the navigation task's goal and local map)."""
-    f = batch.frame
-    t = f.task
-    inputs = {"yaw_rate": f.yaw_rate_rad_s[0], "roll_pitch": [f.roll_rad[0], f.pitch_rad[0]],
-              "target_speed": t.target_speed[0], "lateral_error": t.lateral_error_m[0],
-              "heading_error": t.heading_error_rad[0], "path_points": t.path_points[0].ravel()}
-    if t.goal is not None:
-        inputs.update(goal=t.goal[0], local_map=t.local_map[0])
-    return inputs
-
-
 def network_in_float64(model, normalizer, batch):
     """The model's deterministic action computed by its own network (torch) in float64, for a single Dict
     observation: the run's normalisation, then the policy's layers with the float32 weights in double."""
@@ -220,11 +208,10 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
     runtime_return, done, steps, topics, gears, drive_modes = 0.0, False, 0, set(), [], set()
     speeds, sent_messages = [], []
     while not done:
-        reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
-                   dbw_reports(batch.sim.params, batch.sim.state).items()}
-        built = runtime.observation(reports, host_inputs(batch))
+        reports = vehicle_reports(batch, 0)
+        built = runtime.observation(reports, host_inputs(batch, 0))
         np.testing.assert_array_equal(built, flat(runtime, {k: v[None] for k, v in obs.items()})[0])
-        messages = runtime.step(reports, host_inputs(batch))
+        messages = runtime.step(reports, host_inputs(batch, 0))
         obs, reward, term, trunc, info = env.step(runtime.last_action)
         cmd = sent[-1]
         for topic, fields in COMMAND_MESSAGES.items():
@@ -289,7 +276,7 @@ def test_the_runtime_runs_with_torch_sb3_numba_gymnasium_and_yaml_absent(exporte
     batch = env.unwrapped._batch
     reports = {m: {k: v[0].item() for k, v in fields.items()} for m, fields in
                dbw_reports(batch.sim.params, batch.sim.state).items()}
-    inputs = {k: np.asarray(v, dtype=float).tolist() for k, v in host_inputs(batch).items()}
+    inputs = {k: np.asarray(v, dtype=float).tolist() for k, v in host_inputs(batch, 0).items()}
     (tmp_path / "step.json").write_text(json.dumps({"reports": reports, "inputs": inputs}))
     code = ("import sys, json\n"
             "for m in ('torch', 'stable_baselines3', 'numba', 'gymnasium', 'yaml'): sys.modules[m] = None\n"
@@ -335,14 +322,12 @@ def test_runtime_names_a_missing_report_field_or_input(exported):
     env = gymnasium.make(env_id, config=env_config)
     env.reset(seed=0)
     batch = env.unwrapped._batch
-    reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
-               dbw_reports(batch.sim.params, batch.sim.state).items()}
+    reports = vehicle_reports(batch, 0)
     del reports["brake"]["percent_output"]
     with pytest.raises(ValueError, match="'brake.percent_output' is missing"):
-        runtime.step(reports, host_inputs(batch))
-    reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
-               dbw_reports(batch.sim.params, batch.sim.state).items()}
-    inputs = host_inputs(batch)
+        runtime.step(reports, host_inputs(batch, 0))
+    reports = vehicle_reports(batch, 0)
+    inputs = host_inputs(batch, 0)
     del inputs["target_speed"]
     with pytest.raises(ValueError, match="'target_speed' is missing"):
         runtime.step(reports, inputs)
@@ -367,9 +352,8 @@ def test_export_and_runtime_round_trip_for_every_id(tmp_path, env_id):
     env = gymnasium.make(env_id)
     env.reset(seed=2)
     batch = env.unwrapped._batch
-    reports = {m: {k: v[0] for k, v in fields.items()} for m, fields in
-               dbw_reports(batch.sim.params, batch.sim.state).items()}
-    messages = runtime.step(reports, host_inputs(batch))
+    reports = vehicle_reports(batch, 0)
+    messages = runtime.step(reports, host_inputs(batch, 0))
     assert set(messages) >= set(manifest["action"]["messages"]) | {"gear/cmd"}
     if env_id.endswith("OffroadNavigation-v0"):
         task = batch.task.options["local_map"]
