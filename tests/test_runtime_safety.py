@@ -15,9 +15,10 @@ import shutil
 import gymnasium
 import numpy as np
 import pytest
-from test_export import NAV, PATH, SPEED, export_run, host_inputs
+from test_export import NAV, PATH, SPEED, export_run
 
 import acres_gym  # noqa: F401
+from acres_gym.agents.pretrained import host_inputs
 from acres_gym.constants import (
     GEAR_HIGH,
     GEAR_LOW,
@@ -77,7 +78,7 @@ def states(which: str, n: int, seed: int = 0) -> list[tuple[dict, dict]]:
     for _ in range(n):
         reports = {m: {k: v[0].item() for k, v in fields.items()} for m, fields in
                    dbw_reports(batch.sim.params, batch.sim.state).items()}
-        out.append((reports, {k: np.array(v, dtype=np.float64) for k, v in host_inputs(batch).items()}))
+        out.append((reports, {k: np.array(v, dtype=np.float64) for k, v in host_inputs(batch, 0).items()}))
         _, _, term, trunc, _ = env.step(env.action_space.sample())
         if term or trunc:
             env.reset()
