@@ -25,7 +25,9 @@ A task config is a dict with these top-level keys (every one optional except ``t
 ``render``           renderer options: ``width``, ``height``, ``pixels_per_m``
 ==================== ====================================================================================
 
-Keys starting with ``_`` are comments and ignored. Any other unknown key, at any level, is an error that
+A file under ``configs/tasks`` may also declare the Gymnasium id it registers, ``id: RangerHillClimb-v1``
+(``acres_gym.registration``); ``load_config`` leaves that declaration out of the config it returns, so it
+never reaches an environment. Keys starting with ``_`` are comments and ignored. Any other unknown key, at any level, is an error that
 names the key and lists the allowed ones: a typo never passes silently.
 
 ``load_config(config)`` accepts a dict, the name of a file under ``configs/tasks`` (``"speed_tracking"``),
@@ -55,6 +57,7 @@ from acres_gym.configuration import (  # noqa: F401  (the shared helpers, also n
     strip_comments,
 )
 from acres_gym.constants import PHYSICS_HZ
+from acres_gym.registration import ID_KEY
 
 TASKS_SUBDIR = "tasks"
 
@@ -107,13 +110,16 @@ def task_config_path(name_or_path: str | Path) -> Path:
 
 
 def load_config(config: str | Path | Mapping | None) -> dict:
-    """A task config as a dict (deep copy): from a dict, a task config name or a YAML path."""
+    """A task config as a dict (deep copy): from a dict, a task config name or a YAML path (a file's ``id``
+    declaration left out)."""
     if config is None:
         return {}
     if isinstance(config, Mapping):
         return copy.deepcopy(dict(config))
     if isinstance(config, (str, Path)):
-        return read_yaml(task_config_path(config))
+        data = read_yaml(task_config_path(config))
+        data.pop(ID_KEY, None)  # the file's registration (acres_gym.registration), not an environment setting
+        return data
     raise TypeError(f"config: expected a dict, a task config name or a YAML path, got {type(config).__name__}")
 
 
