@@ -17,7 +17,10 @@ $(STAMP): pyproject.toml
 	$(PIP) install --quiet --upgrade pip
 	# CPU build of torch first, so nothing later pulls a CUDA build.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray,docs,zoo]'
+	# setuptools notes every editable install that maps folders into the package (configs/, envs/, agents/
+	# become acres_gym.configs, .envs, .agents) with an "Editable installation" notice; it is information,
+	# not a fault of the project, so the install leaves that one message out (any other warning still shows)
+	PYTHONWARNINGS='ignore:Editable installation' $(PIP) install --quiet -e '.[dev,plots,train,video,ros,calibrate,deploy,ray,docs,zoo]'
 	# compile the simulator's and every environment's kernels into numba's cache now, so a first run does
 	# not wait for them
 	$(PY) -m acres_gym.tools.warmup
