@@ -484,9 +484,12 @@ def _decode_write(cmd, rows, batch, decoding, steer_mode, ulc_mode, rates):
 
 
 def _rate(where: str, value: Any) -> float:
-    """A rate or limit field: 0 = firmware default, inf = unlimited, else > 0."""
+    """A rate or limit field: 0 = firmware default, inf = unlimited (``"inf"``, YAML's ``.inf`` or the float, so a
+    resolved config, which holds the float, makes the same mode again), else > 0."""
     if isinstance(value, str) and value.lower() in ("inf", "infinity"):
         return float("inf")
+    if isinstance(value, float) and value == float("inf"):
+        return value
     return number(where, value, 0.0)
 
 

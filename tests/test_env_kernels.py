@@ -15,6 +15,7 @@ import pickle
 import gymnasium
 import numpy as np
 import pytest
+import yaml
 
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.constants import PEDAL_NONE, PEDAL_PERCENT, ULC_NONE
@@ -400,3 +401,24 @@ def test_path_integration_equals_its_array_expressions():
                 kappa_max, waves, straight)
         for got, expected in zip(_integrate_path(*args), _reference_path(*args), strict=True):
             assert np.array_equal(got, expected)
+
+
+def test_an_unlimited_rate_is_accepted_as_the_string_or_the_float_and_the_env_remakes_from_its_config():
+    """inf = unlimited, given as "inf", YAML's .inf or the float: an environment made again from its resolved
+    config (which holds the float, as a run's saved config does) gets the same mode; -inf and NaN are refused."""
+    import gymnasium
+
+    params = load_vehicle(DEFAULT_VEHICLE)
+    for value in ("inf", "Infinity", float("inf"), yaml.safe_load(".inf")):
+        mode = make_action_mode("steer_angle+pedals", params, {"steer_rate_deg_s": value})
+        assert mode.options["steer_rate_deg_s"] == float("inf")
+    for bad in (float("-inf"), float("nan"), -1.0):
+        with pytest.raises(ValueError, match=r"action_options\.steer_rate_deg_s"):
+            make_action_mode("steer_angle+pedals", params, {"steer_rate_deg_s": bad})
+    env = gymnasium.make("acres_gym/RangerPathFollowing-v3", action_mode="steer_angle+pedals",
+                         action_options={"steer_rate_deg_s": "inf"})
+    again = gymnasium.make("acres_gym/RangerPathFollowing-v3", config=env.unwrapped.config)
+    assert again.unwrapped.config["action_options"] == env.unwrapped.config["action_options"]
+    assert again.unwrapped.config["action_options"]["steer_rate_deg_s"] == float("inf")
+    env.close()
+    again.close()
