@@ -172,10 +172,10 @@ def test_the_failure_share_counts_every_failure_cause():
     assert path.episode_row({**base, "off_course": True}, True)["failed"] == 1.0
 
 
-def test_a_new_task_runs_through_the_environment_and_the_evaluation_with_its_own_figures():
-    """A task written against the contract alone (its draw, its measurements, its scoring) runs in an environment
-    and is evaluated and tabulated with its own figures, with nothing else told about it."""
-    from acres_gym.agents.evaluate import evaluate, format_table
+@pytest.fixture
+def parked_task():
+    """A task written in the test against the contract alone (its draw, its measurements, its scoring),
+    registered as ``test_parked`` for the test's length."""
     from acres_gym.envs.tasks import TASKS, Figure, Scoring, Task, TaskFrame, register_task
     from acres_gym.envs.tasks.base import COMMON_FAILURES
 
@@ -205,18 +205,73 @@ def test_a_new_task_runs_through_the_environment_and_the_evaluation_with_its_own
             zero, no = np.zeros(self.n), np.zeros(self.n, dtype=bool)
             return TaskFrame(zero, zero, zero, np.zeros((self.n, 1)), np.zeros((self.n, 0, 2)), no, no)
 
+    yield Parked
+    TASKS.pop("test_parked", None)
+
+
+def test_a_new_task_runs_through_the_environment_and_the_evaluation_with_its_own_figures(parked_task):
+    """A task written against the contract alone runs in an environment and is evaluated and tabulated with its
+    own figures, with nothing else told about it."""
+    from acres_gym.agents.evaluate import evaluate, format_table
+
+    config = {"task": "test_parked", "max_episode_s": 1.0, "observations": ["yaw_rate", "roll_pitch"],
+              "task_options": {}, "randomization": {"terrain": {"kind": "flat", "size_m": 60.0}}}
+    results = {"parked": evaluate(lambda venv: (lambda obs: np.zeros((venv.num_envs, 1), np.float32)),
+                                  "acres_gym/RangerSpeedTracking-v3", episodes=2, seed=5, config=config)}
+    result = results["parked"]
+    assert result["task"] == "test_parked" and len(result["per_episode"]) == 2
+    assert result["mean"]["episode_steps"] == 20 and result["mean"]["success"] == 1.0  # ran out the clock
+    table = format_table(results)
+    assert "drift m" in table and "fuel g" in table and "speed RMSE" not in table and "off terrain" in table
+
+
+PARKED_FILE = """\
+# A test task: stay parked for a second.
+# Nothing to do but wait.
+id: RangerParkedTest-v0
+task: test_parked
+max_episode_s: 1.0
+action_mode: pedals
+observations: [yaw_rate, roll_pitch]
+randomization: {terrain: {kind: flat, size_m: 60.0}}
+"""
+
+
+def test_a_task_file_with_an_id_registers_it_with_no_other_change(tmp_path, parked_task):
+    """A task module and a task file declaring ``id:`` are all a task of its own id needs
+    (``acres_gym.registration``): the id makes single and vector environments, whose class is made from the
+    file (its leading comment the docstring)."""
+    import gymnasium
+    from gymnasium.envs.registration import registry
+
+    from acres_gym import registration
+
+    env_id = "acres_gym/RangerParkedTest-v0"
+    (tmp_path / "parked.yaml").write_text(PARKED_FILE, encoding="utf-8")
+    (tmp_path / "no_id.yaml").write_text("task: speed_tracking\n", encoding="utf-8")
     try:
-        config = {"task": "test_parked", "max_episode_s": 1.0, "observations": ["yaw_rate", "roll_pitch"],
-                  "task_options": {}, "randomization": {"terrain": {"kind": "flat", "size_m": 60.0}}}
-        results = {"parked": evaluate(lambda venv: (lambda obs: np.zeros((venv.num_envs, 1), np.float32)),
-                                      "acres_gym/RangerSpeedTracking-v3", episodes=2, seed=5, config=config)}
-        result = results["parked"]
-        assert result["task"] == "test_parked" and len(result["per_episode"]) == 2
-        assert result["mean"]["episode_steps"] == 20 and result["mean"]["success"] == 1.0  # ran out the clock
-        table = format_table(results)
-        assert "drift m" in table and "fuel g" in table and "speed RMSE" not in table and "off terrain" in table
+        assert registration.register_envs(tmp_path) == [env_id]
+        assert registration.ENVIRONMENTS[env_id][0] == str(tmp_path / "parked.yaml")
+        env = gymnasium.make(env_id)
+        assert env.spec.max_episode_steps == 20 and env.action_space.shape == (1,)
+        assert type(env.unwrapped).__name__ == "RangerParkedTest"
+        assert type(env.unwrapped).__doc__ == "A test task: stay parked for a second.\nNothing to do but wait."
+        env.reset(seed=3)
+        steps, done = 0, False
+        while not done:
+            _obs, _reward, terminated, truncated, _info = env.step(np.zeros(1, np.float32))
+            steps, done = steps + 1, terminated or truncated
+        assert steps == 20 and truncated and not terminated
+        env.close()
+        assert type(gymnasium.make(env_id).unwrapped) is type(env.unwrapped)  # one class per name
+        venv = gymnasium.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point")
+        assert type(venv).__name__ == "RangerParkedTestVector" and venv.num_envs == 3
+        venv.reset(seed=1)
+        venv.step(np.zeros((3, 1), np.float32))
+        venv.close()
     finally:
-        TASKS.pop("test_parked", None)
+        registry.pop(env_id, None)
+        registration.ENVIRONMENTS.pop(env_id, None)
 
 
 def test_a_task_frame_pickled_under_the_path_task_module_loads():
