@@ -27,8 +27,8 @@ A task config is a dict with these top-level keys (every one optional except ``t
 
 A file under ``configs/tasks`` may also declare the Gymnasium id it registers, ``id: RangerHillClimb-v1``
 (``acres_gym.registration``); ``load_config`` leaves that declaration out of the config it returns, so it
-never reaches an environment. Keys starting with ``_`` are comments and ignored. Any other unknown key, at any level, is an error that
-names the key and lists the allowed ones: a typo never passes silently.
+never reaches an environment. Keys starting with ``_`` are comments and ignored. Any other unknown key, at any
+level, is an error that names the key and lists the allowed ones: a typo never passes silently.
 
 ``load_config(config)`` accepts a dict, the name of a file under ``configs/tasks`` (``"speed_tracking"``),
 or a path to a YAML file; ``merge_configs(base, override)`` merges an override into a base config (dicts
