@@ -91,8 +91,10 @@ def task_ids(folder: str | Path | None = None) -> dict[str, tuple[str, str, str]
     return ids
 
 
-# id -> (task config, entry point, vector entry point), from the task files (``task_ids``)
-ENVIRONMENTS: dict[str, tuple[str, str, str]] = task_ids()
+# id -> (task config, entry point, vector entry point), from the task files (``task_ids``); filled by
+# ``register_envs``, so a process without gymnasium (the vehicle runtime: numpy and onnxruntime only) reads no
+# task file and needs no yaml
+ENVIRONMENTS: dict[str, tuple[str, str, str]] = {}
 
 
 def id_for_config(task_config: str) -> str | None:
@@ -102,14 +104,15 @@ def id_for_config(task_config: str) -> str | None:
 
 def register_envs(folder: str | Path | None = None) -> list[str]:
     """Register every id the task files declare (``task_ids(folder)``) that is not registered yet, and add
-    them to ``ENVIRONMENTS``; returns the ids (none without gymnasium, as on a vehicle computer that runs only
-    ``acres_gym.vehicle.deploy``)."""
+    them to ``ENVIRONMENTS``; returns the ids. Without gymnasium (a vehicle computer that runs only
+    ``acres_gym.vehicle.deploy``) it registers nothing and reads no task file, so neither gymnasium nor yaml
+    is needed there."""
     try:
         from gymnasium.envs.registration import register, registry
     except ImportError:
         return []
 
-    declared = ENVIRONMENTS if folder is None else task_ids(folder)
+    declared = task_ids(folder)
     for env_id, (_task_config, entry_point, vector_entry_point) in declared.items():
         if env_id in registry:
             continue
