@@ -229,7 +229,7 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from acres_gym.agents import training
+    from acres_gym.agents import backends, training
     from acres_gym.agents.evaluate import evaluate as run_evaluation
     from acres_gym.agents.sb3_models import ObsNormalizer, build_model
     from acres_gym.envs.sb3 import RangerSB3VecEnv
@@ -249,13 +249,20 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
     env = _timed_vec_env(env, timer, "normaliser")
     tmp = tempfile.TemporaryDirectory(prefix="acres_profile_")
     tensorboard = tmp.name if importlib.util.find_spec("tensorboard") else None
+    backend = cfg.get("backend", backends.DEFAULT)
     model = build_model(cfg["algo"], env, cfg["seed"], cfg["algo_kwargs"], cfg["policy_kwargs"],
-                        tensorboard_log=tensorboard, device=cfg["device"])
+                        tensorboard_log=tensorboard, device=cfg["device"],
+                        algorithm=backends.model_class(cfg["algo"], backend))
     rollout_steps = model.n_steps * env.num_envs
     updates = max(1, math.ceil(steps / rollout_steps))
 
     # the parts: rollouts, the update, SB3's logging; the policy's forward passes by hooks
-    if cfg.get("distribution_checks", "off") == "on":  # SB3's own PPO rollouts, with the checks
+    if backend == "lean":  # the lean rollouts step the native vector env and normalise by themselves
+        venv.step = timer.timed("env step", venv.step)
+        model._normalise = timer.timed("normaliser", model._normalise)
+        model._act = timer.timed("inference", model._act)
+        model._values = timer.timed("inference", model._values)
+    elif cfg.get("distribution_checks", "off") == "on":  # SB3's own PPO rollouts, with the checks
         from stable_baselines3 import PPO as SB3PPO
 
         model.collect_rollouts = _with_distribution_checks(SB3PPO.collect_rollouts.__get__(model))
@@ -313,7 +320,7 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
     seconds = timer.seconds()
     train_s = timer.wall_s - seconds["evaluation"]
     return {
-        "config": cfg.get("name"), "env_id": cfg["env_id"], "num_envs": int(cfg["num_envs"]),
+        "config": cfg.get("name"), "backend": backend, "env_id": cfg["env_id"], "num_envs": int(cfg["num_envs"]),
         "torch_threads": int(cfg["torch_threads"]), "steps": trained, "updates": updates,
         "evaluations": evaluations, "wall_s": timer.wall_s, "seconds": seconds, "shares": timer.shares(),
         "train_steps_per_s": trained / train_s if train_s > 0 else math.nan,
@@ -325,7 +332,8 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
 
 def format_profile(r: dict[str, Any], full_run: dict | None = None) -> str:
     """The table of one profiled run."""
-    lines = [f"{r['env_id']}, {r['num_envs']} vehicles, torch threads {r['torch_threads']}: {r['steps']} steps "
+    lines = [f"{r['env_id']} (backend {r['backend']}), {r['num_envs']} vehicles, torch threads {r['torch_threads']}: "
+             f"{r['steps']} steps "
              f"({r['updates']} updates, {r['evaluations']} evaluation(s)) in {r['wall_s']:.2f} s",
              "part            seconds   share"]
     for name in ROWS:
@@ -360,6 +368,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="a config value by dotted key, as in train.py (repeatable)")
     parser.add_argument("--variant", action="append", default=[], metavar="KEY=VALUE[,KEY=VALUE]",
                         help="another configuration to time against the base one (repeatable)")
+    parser.add_argument("--backend", default=None, metavar="NAME[,NAME...]",
+                        help="learners to time side by side (sb3,lean): the first is the base, each other a variant "
+                             "backend=NAME; default the config's")
     parser.add_argument("--rounds", type=int, default=1, help="rounds of the base and each variant, alternated")
     parser.add_argument("--no-eval", action="store_true", help="leave out the evaluation midway")
     parser.add_argument("--json", default=None, help="write every run's figures to this file")
@@ -369,6 +380,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.rounds < 1:
         parser.exit(2, f"profile_training: error: --rounds = {args.rounds}: expected at least 1\n")
     train = train_script()
+    if args.backend:
+        from acres_gym.agents.backends import BACKENDS
+
+        chosen = [b.strip() for b in args.backend.split(",") if b.strip()]
+        for b in chosen:
+            if b not in BACKENDS:
+                parser.exit(2, f"profile_training: error: --backend {b!r}; allowed: {', '.join(BACKENDS)}\n")
+        args.overrides = [*args.overrides, f"backend={chosen[0]}"]
+        args.variant = [f"backend={b}" for b in chosen[1:]] + args.variant
     names = ["base", *args.variant]
     configs = {}
     try:

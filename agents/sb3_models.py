@@ -102,9 +102,10 @@ def __getattr__(name: str):
 
 def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = None,
                 policy_kwargs: Mapping | None = None, tensorboard_log: str | None = None,
-                device: str = "cpu", verbose: int = 0) -> BaseAlgorithm:
-    """A new PPO or SAC on ``venv`` (an SB3 ``VecEnv``) with ``MultiInputPolicy``."""
-    cls = algorithm_class(algo)
+                device: str = "cpu", verbose: int = 0, algorithm: type[BaseAlgorithm] | None = None) -> BaseAlgorithm:
+    """A new PPO or SAC on ``venv`` (an SB3 ``VecEnv``) with ``MultiInputPolicy``; ``algorithm`` is the class to
+    build (a backend's, ``acres_gym.agents.backends.model_class``; default SB3's ``algo``)."""
+    cls = algorithm_class(algo) if algorithm is None else algorithm
     kwargs = dict(algo_kwargs or {})
     allowed = set(inspect.signature(cls.__init__).parameters) - {"self", "policy", "env", "seed", "policy_kwargs",
                                                                  "tensorboard_log", "device", "verbose"}
@@ -176,14 +177,15 @@ class ObsNormalizer(VecNormalize):
         return bool(self.norm_obs and isinstance(obs, Mapping) and isinstance(self.obs_rms, dict)
                     and self.norm_obs_keys)
 
-    def _update_obs_rms(self, obs: Mapping[str, np.ndarray]) -> None:
+    def _update_obs_rms(self, obs: Mapping[str, np.ndarray], flat: np.ndarray | None = None) -> None:
         keys, widths, single, slices = self._flat_layout()
         stats = [self.obs_rms[k] for k in keys]
         if len({float(r.count) for r in stats}) != 1:  # entries updated apart: SB3's own, entry by entry
             for k in self.obs_rms:
                 self.obs_rms[k].update(obs[k])
             return
-        flat = self._flatten(obs, keys, widths)
+        if flat is None:
+            flat = self._flatten(obs, keys, widths)
         batch_mean, batch_var = flat.mean(axis=0), flat.var(axis=0)
         if single.any():
             cols = np.ascontiguousarray(flat[:, single].T)
@@ -206,6 +208,26 @@ class ObsNormalizer(VecNormalize):
             r.var = new_var[sl].reshape(r.var.shape)
             r.count = new_count
         self._keep_flat_stats(stats, new_mean, new_var)
+
+    def flat_keys(self) -> list[str]:
+        """The normalised entries in the order of ``flatten`` and ``normalize_flat``."""
+        return self._flat_layout()[0]
+
+    def flatten(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The normalised entries of ``obs`` concatenated, one row per vehicle (``flat_keys`` order)."""
+        keys, widths, _, _ = self._flat_layout()
+        return self._flatten(obs, keys, widths)
+
+    def update_flat(self, obs: Mapping[str, np.ndarray], flat: np.ndarray) -> None:
+        """The statistics updated with ``obs`` (whose ``flatten`` is ``flat``), as ``step_wait`` updates them."""
+        self._update_obs_rms(obs, flat)
+
+    def normalize_flat(self, flat: np.ndarray) -> np.ndarray:
+        """``flatten(normalize_obs(obs))`` from ``flat = flatten(obs)``: the same float32 figures, never split into
+        entries (the lean backend's rollouts, ``acres_gym.agents.lean_ppo``)."""
+        keys, _, _, _ = self._flat_layout()
+        mean, denominator = self._flat_stats([self.obs_rms[k] for k in keys])
+        return np.clip((flat - mean) / denominator, -self.clip_obs, self.clip_obs).astype(np.float32)
 
     def normalize_obs(self, obs):
         if not self._fast(obs):
