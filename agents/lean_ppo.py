@@ -48,6 +48,26 @@ from acres_gym.envs.sb3 import RangerSB3VecEnv
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
+
+FAST_TANH_MIN = 4096  # elements: below, torch.tanh's one call is faster than three
+
+
+def tanh(x: torch.Tensor) -> torch.Tensor:
+    """``tanh(x)``, for a large tensor (the update's minibatches) as ``2 sigmoid(2x) - 1``: the same function within
+    float32 rounding (2e-7), about three times faster than torch's CPU ``tanh`` (not vectorised as its sigmoid is)."""
+    if x.numel() < FAST_TANH_MIN:
+        return torch.tanh(x)
+    return torch.sigmoid(2.0 * x) * 2.0 - 1.0
+
+
+def run_layers(layers: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``layers(x)`` for a ``Sequential`` (SB3's MLP), its ``Tanh`` layers computed by ``tanh`` above."""
+    if not isinstance(layers, torch.nn.Sequential):
+        return layers(x)
+    for layer in layers:
+        x = tanh(x) if type(layer) is torch.nn.Tanh else layer(x)
+    return x
+
 # the PPO arguments (algo_kwargs) and policy arguments (policy_kwargs) LeanPPO runs as SB3's PPO does
 ALGO_KWARGS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
                "clip_range_vf", "normalize_advantage", "ent_coef", "vf_coef", "max_grad_norm", "target_kl",
@@ -143,11 +163,16 @@ class LeanPPO(stable_baselines3.PPO):
     def _features(self, x: torch.Tensor) -> torch.Tensor:
         return x if self._lean.flat_features else self.policy.extract_features(self._lean.entries(x))
 
+    def _latent(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The policy's ``mlp_extractor(features)``: the actor's and the critic's latent features."""
+        mlp = self.policy.mlp_extractor
+        return run_layers(mlp.policy_net, features), run_layers(mlp.value_net, features)
+
     def _act(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Sampled actions, values and log-probabilities for normalised observations ``flat``."""
         policy = self.policy
         with torch.inference_mode():
-            latent_pi, latent_vf = policy.mlp_extractor(self._features(torch.from_numpy(flat)))
+            latent_pi, latent_vf = self._latent(self._features(torch.from_numpy(flat)))
             mean = policy.action_net(latent_pi)
             values = policy.value_net(latent_vf).flatten()
             noise = torch.randn_like(mean)
@@ -157,7 +182,7 @@ class LeanPPO(stable_baselines3.PPO):
 
     def _values(self, flat: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
-            latent_vf = self.policy.mlp_extractor.forward_critic(self._features(torch.from_numpy(flat)))
+            latent_vf = run_layers(self.policy.mlp_extractor.value_net, self._features(torch.from_numpy(flat)))
             return self.policy.value_net(latent_vf).flatten().numpy()
 
     def _normalise(self, obs: Mapping[str, np.ndarray], rewards: np.ndarray | None = None,
@@ -257,7 +282,20 @@ class LeanPPO(stable_baselines3.PPO):
         np.add(r.advantages, r.values, out=r.returns)
 
     def train(self) -> None:
-        """SB3's PPO update (``PPO.train``) over the rollout arrays (see the module docstring)."""
+        """SB3's PPO update (``PPO.train``) over the rollout arrays (see the module docstring), with Adam's fused
+        implementation (one kernel for all parameters) when the policy's optimiser is Adam."""
+        groups = self.policy.optimizer.param_groups
+        flags = [(g.get("foreach"), g.get("fused")) for g in groups]
+        if type(self.policy.optimizer) is torch.optim.Adam:
+            for g in groups:
+                g["foreach"], g["fused"] = False, True
+        try:
+            self._update()
+        finally:  # the optimiser is saved as SB3 made it
+            for g, (foreach, fused) in zip(groups, flags, strict=True):
+                g["foreach"], g["fused"] = foreach, fused
+
+    def _update(self) -> None:
         r, policy = self._lean, self.policy
         policy.set_training_mode(True)
         self._update_learning_rate(policy.optimizer)
@@ -276,7 +314,7 @@ class LeanPPO(stable_baselines3.PPO):
             order = torch.from_numpy(np.random.permutation(total))
             for start in range(0, total, self.batch_size):
                 idx = order[start:start + self.batch_size]
-                latent_pi, latent_vf = policy.mlp_extractor(self._features(obs[idx]))
+                latent_pi, latent_vf = self._latent(self._features(obs[idx]))
                 mean = policy.action_net(latent_pi)
                 values = policy.value_net(latent_vf).flatten()
                 log_std = policy.log_std

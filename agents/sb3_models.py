@@ -154,19 +154,26 @@ class ObsNormalizer(VecNormalize):
             self._layout = cached
         return cached[1:]
 
-    def _flat_stats(self, stats: list) -> tuple[np.ndarray, np.ndarray]:
-        """The concatenated means and ``sqrt(var + epsilon)`` of ``stats``, kept while they are the same arrays."""
+    def _cached_stats(self, stats: list) -> tuple | None:
+        """``(mean, var, sqrt(var + epsilon))`` concatenated, when kept for these very arrays of ``stats``."""
         cached = self.__dict__.get("_stats_cache")
         if (cached is not None and cached[2] == self.epsilon and len(cached[0]) == len(stats)
                 and all(m is r.mean and v is r.var for (m, v), r in zip(cached[0], stats, strict=True))):
-            return cached[1], cached[3]
+            return cached[1], cached[4], cached[3]
+        return None
+
+    def _flat_stats(self, stats: list) -> tuple[np.ndarray, np.ndarray]:
+        """The concatenated means and ``sqrt(var + epsilon)`` of ``stats``, kept while they are the same arrays."""
+        cached = self._cached_stats(stats)
+        if cached is not None:
+            return cached[0], cached[2]
         mean = np.concatenate([r.mean.reshape(-1) for r in stats])
         var = np.concatenate([r.var.reshape(-1) for r in stats])
         return self._keep_flat_stats(stats, mean, var)
 
     def _keep_flat_stats(self, stats: list, mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         denominator = np.sqrt(var + self.epsilon)
-        self._stats_cache = ([(r.mean, r.var) for r in stats], mean, self.epsilon, denominator)
+        self._stats_cache = ([(r.mean, r.var) for r in stats], mean, self.epsilon, denominator, var)
         return mean, denominator
 
     def _flatten(self, obs: Mapping[str, np.ndarray], keys: list[str], widths: list[int]) -> np.ndarray:
@@ -191,8 +198,12 @@ class ObsNormalizer(VecNormalize):
             cols = np.ascontiguousarray(flat[:, single].T)
             batch_mean[single], batch_var[single] = cols.mean(axis=1), cols.var(axis=1)
         batch_count = flat.shape[0]
-        mean = np.concatenate([r.mean.reshape(-1) for r in stats])
-        var = np.concatenate([r.var.reshape(-1) for r in stats])
+        cached = self._cached_stats(stats)
+        if cached is not None:  # the concatenation kept from the last update (the same figures)
+            mean, var = cached[0], cached[1]
+        else:
+            mean = np.concatenate([r.mean.reshape(-1) for r in stats])
+            var = np.concatenate([r.var.reshape(-1) for r in stats])
         count = stats[0].count
         # RunningMeanStd.update_from_moments, the same operations in the same order
         delta = batch_mean - mean
