@@ -125,6 +125,7 @@ class _Rollout:
         self.low, self.high = model.action_space.low, model.action_space.high
         self.obs = np.zeros((steps, n, self.width), dtype=np.float32)
         self.actions = np.zeros((steps, n, act_dim), dtype=np.float32)
+        self.noise = np.zeros((steps, n, act_dim), dtype=np.float32)
         self.rewards, self.starts, self.values, self.log_probs, self.advantages, self.returns = (
             np.zeros((steps, n), dtype=np.float32) for _ in range(6))
         self.env_id = id(env)
@@ -168,17 +169,31 @@ class LeanPPO(stable_baselines3.PPO):
         mlp = self.policy.mlp_extractor
         return run_layers(mlp.policy_net, features), run_layers(mlp.value_net, features)
 
-    def _act(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Sampled actions, values and log-probabilities for normalised observations ``flat``."""
-        policy = self.policy
+    def _act(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Sampled actions, their standard normal noise and, when the features are extracted by layers with
+        parameters, the values, for normalised observations ``flat``. The log-probabilities follow from the
+        noise, and with flat features the values from one pass over the whole rollout (``_rollout_end``): the
+        policy does not change during a rollout."""
+        policy, r = self.policy, self._lean
         with torch.inference_mode():
-            latent_pi, latent_vf = self._latent(self._features(torch.from_numpy(flat)))
-            mean = policy.action_net(latent_pi)
-            values = policy.value_net(latent_vf).flatten()
+            features = self._features(torch.from_numpy(flat))
+            mean = policy.action_net(run_layers(policy.mlp_extractor.policy_net, features))
             noise = torch.randn_like(mean)
             actions = mean + noise * policy.log_std.exp()
-            log_probs = (-0.5 * noise.square() - policy.log_std - LOG_SQRT_2PI).sum(dim=1)
-        return actions.numpy(), values.numpy(), log_probs.numpy()
+            values = None
+            if not r.flat_features:  # the features once for both heads
+                values = policy.value_net(run_layers(policy.mlp_extractor.value_net, features)).flatten().numpy()
+        return actions.numpy(), noise.numpy(), values
+
+    def _rollout_end(self) -> None:
+        """The log-probabilities of the rollout's actions from their noise, and with flat features its values."""
+        r, policy = self._lean, self.policy
+        with torch.inference_mode():
+            log_std = policy.log_std
+            noise = torch.from_numpy(r.noise)
+            r.log_probs[:] = (-0.5 * noise.square() - log_std - LOG_SQRT_2PI).sum(dim=2).numpy()
+        if r.flat_features:
+            r.values[:] = self._values(r.obs.reshape(-1, r.width)).reshape(r.values.shape)
 
     def _values(self, flat: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
@@ -240,7 +255,9 @@ class LeanPPO(stable_baselines3.PPO):
         dones = starts.astype(bool)
         for step in range(n_rollout_steps):
             r.obs[step], r.starts[step] = flat, starts
-            actions, r.values[step], r.log_probs[step] = self._act(flat)
+            actions, r.noise[step], values = self._act(flat)
+            if values is not None:
+                r.values[step] = values
             r.actions[step] = actions
             obs, rewards, terminated, truncated, infos = r.venv.step(np.clip(actions, r.low, r.high))
             self.num_timesteps += env.num_envs
@@ -259,6 +276,7 @@ class LeanPPO(stable_baselines3.PPO):
                 return False
             r.rewards[step] = rewards
             starts = dones.astype(np.float32)
+        self._rollout_end()
         last_values = self._values(flat)
         self._last_obs = r.entries(flat)
         self._last_episode_starts = dones

@@ -126,7 +126,8 @@ def test_a_bad_backend_or_an_unsupported_setting_is_a_one_line_error(tmp_path, c
 
 
 def test_the_lean_rollout_matches_sb3s_distribution():
-    """The Gaussian written out in ``LeanPPO`` gives SB3's log-probabilities and entropy."""
+    """The values and log-probabilities a lean rollout keeps are SB3's policy's for the same observations and
+    actions, and the normaliser's flat path gives its Dict path's figures."""
     import argparse
 
     from acres_gym.agents import profile_training as pt
@@ -139,17 +140,15 @@ def test_the_lean_rollout_matches_sb3s_distribution():
     env = ObsNormalizer(RangerSB3VecEnv(train_script.make_env(cfg)), norm_obs=True, norm_reward=False)
     model = build_model("ppo", env, 0, cfg["algo_kwargs"], cfg["policy_kwargs"],
                         algorithm=backends.model_class("ppo", "lean"))
-    model.learn(256)
-    rollout = model._lean
-    flat = rollout.obs[3]
-    torch.manual_seed(5)
-    actions, values, log_probs = model._act(flat)
-    obs = {k: torch.from_numpy(v) for k, v in rollout.entries(flat).items()}
+    model.learn(256)  # one update: the policy changes
+    model.train = lambda: None  # the next rollout stays the policy's as it is now
+    model.learn(256, reset_num_timesteps=False)
+    r = model._lean
+    obs = {k: torch.from_numpy(v) for k, v in r.entries(r.obs.reshape(-1, r.width)).items()}
     with torch.no_grad():
-        sb3_values, sb3_log_probs, entropy = model.policy.evaluate_actions(obs, torch.from_numpy(actions))
-    np.testing.assert_allclose(values, sb3_values.flatten().numpy(), rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(log_probs, sb3_log_probs.numpy(), rtol=1e-5, atol=1e-5)
-    # the normaliser's flat path gives its Dict path's figures
+        values, log_probs, _ = model.policy.evaluate_actions(obs, torch.from_numpy(r.actions.reshape(256, -1)))
+    np.testing.assert_allclose(r.values.reshape(-1), values.flatten().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(r.log_probs.reshape(-1), log_probs.numpy(), rtol=1e-5, atol=1e-5)
     raw = {k: v.copy() for k, v in env.get_original_obs().items()}
-    np.testing.assert_array_equal(env.normalize_flat(env.flatten(raw)), rollout.flat(env.normalize_obs(raw)))
+    np.testing.assert_array_equal(env.normalize_flat(env.flatten(raw)), r.flat(env.normalize_obs(raw)))
     env.close()
