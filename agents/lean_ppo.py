@@ -320,10 +320,12 @@ class LeanPPO(stable_baselines3.PPO):
         clip_range = self.clip_range(self._current_progress_remaining)
         clip_range_vf = None if self.clip_range_vf is None else self.clip_range_vf(self._current_progress_remaining)
         total = r.rewards.size
-        obs = torch.from_numpy(r.obs.reshape(total, r.width))
-        actions = torch.from_numpy(r.actions.reshape(total, -1))
-        old_log_prob, old_values, advantages, returns = (torch.from_numpy(a.reshape(total)) for a in
-                                                         (r.log_probs, r.values, r.advantages, r.returns))
+
+        def samples(a: np.ndarray) -> torch.Tensor:  # vehicle by vehicle, as SB3's buffer: the same minibatches
+            return torch.from_numpy(np.ascontiguousarray(a.swapaxes(0, 1)).reshape(total, *a.shape[2:]))
+
+        obs, actions, old_log_prob, old_values, advantages, returns = (
+            samples(a) for a in (r.obs, r.actions, r.log_probs, r.values, r.advantages, r.returns))
         figures: list[torch.Tensor] = []  # per minibatch; SB3 logs the last epoch's approximate KL, the rest over all
         kls: list[torch.Tensor] = []
         continue_training = True

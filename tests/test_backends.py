@@ -68,6 +68,15 @@ def test_every_backend_trains_each_shipped_ppo_config(tmp_path, config, backend)
     finite_run(report)
 
 
+def test_the_lean_backend_runs_sb3s_other_ppo_settings(tmp_path):
+    # reward normalisation, a clipped value loss, the KL stop, no advantage normalisation
+    report = train(tmp_path, "smoke", "lean", 512, "--set", "normalize_rewards=true",
+                   "--set", "algo_kwargs.clip_range_vf=0.2", "--set", "algo_kwargs.target_kl=0.001",
+                   "--set", "algo_kwargs.normalize_advantage=false", "--set", "algo_kwargs.vf_coef=0.7")
+    assert report["total_steps"] == 512
+    finite_run(report)
+
+
 def test_a_lean_run_loads_in_evaluation_and_export_as_an_sb3_run(smoke_runs):
     from acres_gym.agents.evaluate import evaluate
     from acres_gym.agents.export import main as export_main
@@ -85,6 +94,14 @@ def test_a_lean_run_loads_in_evaluation_and_export_as_an_sb3_run(smoke_runs):
     # the same policy network: the same parameter names and shapes
     a, b = parameters(lean["out"] / "model.zip"), parameters(sb3["out"] / "model.zip")
     assert {k: v.shape for k, v in a.items()} == {k: v.shape for k, v in b.items()}
+
+
+def test_with_the_same_seed_the_lean_run_follows_the_sb3_run(smoke_runs):
+    """The same random streams (actions, minibatches) and the same arithmetic up to rounding: after two updates
+    the two backends' parameters agree to float32 rounding (they part only as rounding grows over a long run)."""
+    a, b = parameters(smoke_runs["lean"]["out"] / "model.zip"), parameters(smoke_runs["sb3"]["out"] / "model.zip")
+    for key in a:
+        np.testing.assert_allclose(a[key], b[key], rtol=0, atol=1e-6, err_msg=key)
 
 
 def test_a_lean_run_resumes_bit_for_bit_and_with_the_other_backend(tmp_path):
