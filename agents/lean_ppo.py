@@ -9,21 +9,30 @@ learner here is the same PPO written as CleanRL's single-file PPO is:
 
 - **Rollouts** step the native ``RangerVectorEnv`` directly (batched numpy arrays; the SB3 adapter is kept
   for ``reset``, the checkpoints and the evaluations), normalise the observation as one float32 row per
-  vehicle (``ObsNormalizer.normalize_flat``: the same figures as the ``Dict`` path), run the policy's
-  layers under ``torch.inference_mode()`` with the diagonal Gaussian written out, and keep the rollout in
-  preallocated numpy arrays. Truncated episodes are bootstrapped with the value of their final observation
-  (as SB3 does) in one batched pass; info dicts are made only for the episodes that ended (the callbacks'
-  ``infos``).
+  vehicle (``ObsNormalizer.normalize_flat``: the same figures as the ``Dict`` path), run the actor's layers
+  under ``torch.inference_mode()`` with the diagonal Gaussian written out, and keep the rollout in
+  preallocated numpy arrays. The policy does not change during a rollout, so the critic's values come from
+  one pass over the whole rollout at its end and the log-probabilities from the stored noise (with a features
+  extractor that has parameters, ``local_map_cnn``, the values stay per step: the features once for both
+  heads). Truncated episodes are bootstrapped with the value of their final observation (as SB3 does) in one
+  batched pass; info dicts are made only for the episodes that ended (the callbacks' ``infos``).
 - **The update** is SB3's loss (clipped surrogate, value loss with optional clipping, entropy, advantage
-  normalisation, gradient clipping, the policy's Adam, the ``target_kl`` stop) over minibatches that index
-  one observation tensor; features are extracted per minibatch only when the extractor has parameters
-  (``local_map_cnn``); the logged figures are reduced once per update.
+  normalisation, gradient clipping, the ``target_kl`` stop) over minibatches that index one observation
+  tensor, with Adam's fused kernel and ``tanh`` as ``2 sigmoid(2x) - 1`` on the minibatches; the logged
+  figures are reduced once per update.
+
+The random streams are SB3's (the actions' noise drawn per step in the same shape, the minibatches by the
+same permutation of the rollout ordered vehicle by vehicle) and the arithmetic is SB3's up to rounding, so a
+lean run follows the SB3 run of the same seed (parameters within 1e-7 after four updates of
+``ppo_speed_tracking``) until rounding differences grow over a long run.
 
 ``LeanPPO`` is a subclass of SB3's ``PPO`` with the same policy (``MultiInputPolicy``), optimiser,
 hyper-parameters and schedules, so a run saves the same ``model.zip`` (loaded as a ``PPO`` by evaluation,
 export and ``watch``), runs under ``train.py``'s callbacks and takes the same exact checkpoints; a run
-resumes with either backend. What it does not support is refused by ``check_config`` with the key named:
-gSDE (``use_sde``), other rollout buffers, a squashed or state-dependent action distribution, separate
+resumes with either backend. gSDE (``use_sde``, ``sde_sample_freq``) runs as SB3's: the exploration matrices
+drawn by the policy's ``reset_noise`` at the start of each rollout (and every ``sde_sample_freq`` steps), the
+noise ``latent @ matrix``, the log-probabilities per step (the scale depends on the state). What it does not
+support is refused by ``check_config`` with the key named: other rollout buffers, squashed actions, separate
 feature extractors, and any action space but a ``Box``.
 """
 
@@ -38,7 +47,7 @@ import numpy as np
 import stable_baselines3
 import torch
 from gymnasium import spaces
-from stable_baselines3.common.distributions import DiagGaussianDistribution
+from stable_baselines3.common.distributions import DiagGaussianDistribution, StateDependentNoiseDistribution
 from stable_baselines3.common.torch_layers import CombinedExtractor
 from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecNormalize
@@ -47,8 +56,6 @@ from acres_gym.agents.sb3_models import ObsNormalizer
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-
-
 FAST_TANH_MIN = 4096  # elements: below, torch.tanh's one call is faster than three
 
 
@@ -68,14 +75,20 @@ def run_layers(layers: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
         x = tanh(x) if type(layer) is torch.nn.Tanh else layer(x)
     return x
 
+
+def log_prob(diff: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """``Normal(mean, scale).log_prob(mean + diff)`` summed over the action's components (torch's formula)."""
+    return (-(diff ** 2) / (2 * scale ** 2) - scale.log() - LOG_SQRT_2PI).sum(dim=-1)
+
+
 # the PPO arguments (algo_kwargs) and policy arguments (policy_kwargs) LeanPPO runs as SB3's PPO does
 ALGO_KWARGS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
                "clip_range_vf", "normalize_advantage", "ent_coef", "vf_coef", "max_grad_norm", "target_kl",
-               "stats_window_size", "use_sde")
+               "stats_window_size", "use_sde", "sde_sample_freq")
 POLICY_KWARGS = ("net_arch", "activation_fn", "log_std_init", "ortho_init", "features_extractor_class",
                  "features_extractor_kwargs", "optimizer_class", "optimizer_kwargs", "share_features_extractor",
-                 "normalize_images")
-OFF_ONLY = {"use_sde": False, "share_features_extractor": True}  # accepted only at this value
+                 "normalize_images", "use_expln", "full_std")
+OFF_ONLY = {"share_features_extractor": True}  # accepted only at this value
 
 
 def check_config(algo: str, algo_kwargs: Mapping, policy_kwargs: Mapping) -> None:
@@ -120,6 +133,8 @@ class _Rollout:
                               and all(isinstance(space[k], spaces.Box) for k in self.keys))
         self.fast_norm = (isinstance(self.norm, ObsNormalizer) and self.norm.norm_obs
                           and isinstance(self.norm.obs_rms, dict) and self.norm.flat_keys() == self.keys)
+        self.sde = isinstance(model.policy.action_dist, StateDependentNoiseDistribution)
+        self.sde_std: torch.Tensor | None = None  # gSDE's std of the exploration matrices, for this rollout
         n, steps = env.num_envs, model.n_steps
         act_dim = int(np.prod(model.action_space.shape))
         self.low, self.high = model.action_space.low, model.action_space.high
@@ -146,11 +161,9 @@ class LeanPPO(stable_baselines3.PPO):
 
     def _setup_model(self) -> None:
         super()._setup_model()
-        if self.use_sde:
-            raise ValueError("algo_kwargs.use_sde = True: backend 'lean' runs only use_sde = False; use backend sb3")
-        if not isinstance(self.action_space, spaces.Box) or not isinstance(self.policy.action_dist,
-                                                                           DiagGaussianDistribution):
-            raise ValueError(f"backend 'lean' needs a Box action space (a diagonal Gaussian policy); got "
+        if not isinstance(self.action_space, spaces.Box) or not isinstance(
+                self.policy.action_dist, (DiagGaussianDistribution, StateDependentNoiseDistribution)):
+            raise ValueError(f"backend 'lean' needs a Box action space (a Gaussian policy); got "
                              f"{self.action_space}: use backend sb3")
         if not self.policy.share_features_extractor or self.policy.squash_output:
             raise ValueError("backend 'lean' needs one shared features extractor and unsquashed actions; "
@@ -169,29 +182,46 @@ class LeanPPO(stable_baselines3.PPO):
         mlp = self.policy.mlp_extractor
         return run_layers(mlp.policy_net, features), run_layers(mlp.value_net, features)
 
-    def _act(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """Sampled actions, their standard normal noise and, when the features are extracted by layers with
-        parameters, the values, for normalised observations ``flat``. The log-probabilities follow from the
-        noise, and with flat features the values from one pass over the whole rollout (``_rollout_end``): the
-        policy does not change during a rollout."""
+    def _act(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Sampled actions, their standard normal noise, and (or None) their log-probabilities and values, for
+        normalised observations ``flat``. Without gSDE the log-probabilities follow from the noise, and with flat
+        features the values from one pass over the whole rollout (``_rollout_end``): the policy does not change
+        during a rollout."""
         policy, r = self.policy, self._lean
         with torch.inference_mode():
             features = self._features(torch.from_numpy(flat))
-            mean = policy.action_net(run_layers(policy.mlp_extractor.policy_net, features))
-            noise = torch.randn_like(mean)
-            actions = mean + noise * policy.log_std.exp()
+            latent_pi = run_layers(policy.mlp_extractor.policy_net, features)
+            mean = policy.action_net(latent_pi)
+            log_probs = None
+            if r.sde:  # SB3's gSDE: the noise from the exploration matrices, a scale that depends on the state
+                diff = policy.action_dist.get_noise(latent_pi)
+                actions = mean + diff
+                scale = torch.sqrt(torch.mm(latent_pi.square(), r.sde_std.square()) + policy.action_dist.epsilon)
+                log_probs = log_prob(diff, scale).numpy()
+                noise = diff
+            else:
+                noise = torch.randn_like(mean)
+                actions = mean + noise * policy.log_std.exp()
             values = None
             if not r.flat_features:  # the features once for both heads
                 values = policy.value_net(run_layers(policy.mlp_extractor.value_net, features)).flatten().numpy()
-        return actions.numpy(), noise.numpy(), values
+        return actions.numpy(), noise.numpy(), log_probs, values
+
+    def _rollout_start(self) -> None:
+        """gSDE's exploration matrices drawn anew, as SB3's rollouts draw them (``reset_noise``)."""
+        r, policy = self._lean, self.policy
+        policy.reset_noise(r.obs.shape[1])
+        with torch.inference_mode():
+            r.sde_std = policy.action_dist.get_std(policy.log_std)
 
     def _rollout_end(self) -> None:
         """The log-probabilities of the rollout's actions from their noise, and with flat features its values."""
         r, policy = self._lean, self.policy
-        with torch.inference_mode():
-            log_std = policy.log_std
-            noise = torch.from_numpy(r.noise)
-            r.log_probs[:] = (-0.5 * noise.square() - log_std - LOG_SQRT_2PI).sum(dim=2).numpy()
+        if not r.sde:
+            with torch.inference_mode():
+                log_std = policy.log_std
+                noise = torch.from_numpy(r.noise)
+                r.log_probs[:] = (-0.5 * noise.square() - log_std - LOG_SQRT_2PI).sum(dim=2).numpy()
         if r.flat_features:
             r.values[:] = self._values(r.obs.reshape(-1, r.width)).reshape(r.values.shape)
 
@@ -249,13 +279,19 @@ class LeanPPO(stable_baselines3.PPO):
             self._lean = _Rollout(self, env)
         r = self._lean
         self.policy.set_training_mode(False)
+        if r.sde:
+            self._rollout_start()
         callback.on_rollout_start()
         flat = r.flat(self._last_obs)  # the normalised observation (SB3's reset or the last rollout's)
         starts = np.asarray(self._last_episode_starts, dtype=np.float32)
         dones = starts.astype(bool)
         for step in range(n_rollout_steps):
+            if r.sde and self.sde_sample_freq > 0 and step % self.sde_sample_freq == 0:
+                self._rollout_start()  # at step 0 too, as SB3 draws them
             r.obs[step], r.starts[step] = flat, starts
-            actions, r.noise[step], values = self._act(flat)
+            actions, r.noise[step], log_probs, values = self._act(flat)
+            if log_probs is not None:
+                r.log_probs[step] = log_probs
             if values is not None:
                 r.values[step] = values
             r.actions[step] = actions
@@ -337,14 +373,22 @@ class LeanPPO(stable_baselines3.PPO):
                 latent_pi, latent_vf = self._latent(self._features(obs[idx]))
                 mean = policy.action_net(latent_pi)
                 values = policy.value_net(latent_vf).flatten()
-                log_std = policy.log_std
-                log_prob = (-0.5 * ((actions[idx] - mean) * torch.exp(-log_std)).square() - log_std
-                            - LOG_SQRT_2PI).sum(dim=1)
-                entropy_loss = -(0.5 + LOG_SQRT_2PI + log_std).sum()
+                if r.sde:  # SB3's StateDependentNoiseDistribution.proba_distribution
+                    dist = policy.action_dist
+                    latent_sde = latent_pi if dist.learn_features else latent_pi.detach()
+                    scale = torch.sqrt(torch.mm(latent_sde.square(), dist.get_std(policy.log_std).square())
+                                       + dist.epsilon)
+                    new_log_prob = log_prob(actions[idx] - mean, scale)
+                    entropy_loss = -(0.5 + LOG_SQRT_2PI + scale.log()).sum(dim=1).mean()
+                else:
+                    log_std = policy.log_std
+                    new_log_prob = (-0.5 * ((actions[idx] - mean) * torch.exp(-log_std)).square() - log_std
+                                    - LOG_SQRT_2PI).sum(dim=1)
+                    entropy_loss = -(0.5 + LOG_SQRT_2PI + log_std).sum()
                 adv = advantages[idx]
                 if self.normalize_advantage and len(adv) > 1:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                log_ratio = log_prob - old_log_prob[idx]
+                log_ratio = new_log_prob - old_log_prob[idx]
                 ratio = torch.exp(log_ratio)
                 policy_loss = -torch.min(adv * ratio, adv * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
                 if clip_range_vf is not None:

@@ -1,7 +1,8 @@
 """Where the wall time of a training run goes: a short run of a shipped training config, timed by part.
 
     python -m acres_gym.agents.profile_training --config ppo_speed_tracking [--steps N] [--seed S]
-        [--set KEY=VALUE ...] [--variant KEY=VALUE[,KEY=VALUE...] ...] [--rounds R] [--json FILE]
+        [--set KEY=VALUE ...] [--backend sb3,lean] [--variant KEY=VALUE[,KEY=VALUE...] ...] [--rounds R]
+        [--json FILE]
 
 The config is read by ``train.py``'s own loader (a name under ``configs/train`` or a path, ``--set`` as in
 ``train.py``), the environment, normaliser and model are built as ``train.py`` builds them, and the
@@ -21,6 +22,11 @@ are timed by wrappers around the instance's methods and the vector env, and a fo
     logging         the training monitor's callback and SB3's ``dump_logs``
     other           the measured wall time less the rows above
 
+With ``backend: lean`` (``LeanPPO``, ``acres_gym.agents.lean_ppo``) the rows are its own parts: env step is the
+native vector env's step alone (no adapter), normaliser its flat normalisation, inference the actor's forward
+passes and the critic's values (per step, or one pass at the end of each rollout), rollout other the rest of
+its rollout, update its ``train()``.
+
 Each row is exclusive (time inside a nested part counts only for the inner one) and ``other`` is the
 remainder, so the shares add up to the measured wall time. Training steps/s leaves the evaluation out, as
 ``train.py``'s ``train_steps_per_s`` does. The raw vector env (a second native vector env of the same
@@ -34,6 +40,8 @@ SB3's ``VecNormalize`` in place of ``ObsNormalizer``, ``distribution_checks=on``
 ``torch.distributions``' argument checks, as SB3's own PPO runs them); the base config and each variant are
 run in turn, ``--rounds`` times, and a last table gives each one's training steps/s as a ratio to the base's in the same
 round (medians over the rounds): compare settings on a shared machine by ratios, not by absolute figures.
+``--backend sb3,lean`` times the learners side by side: the first is the base, each other a variant
+``backend=NAME`` (the training config key ``backend``).
 """
 
 from __future__ import annotations

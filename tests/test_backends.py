@@ -104,6 +104,19 @@ def test_with_the_same_seed_the_lean_run_follows_the_sb3_run(smoke_runs):
         np.testing.assert_allclose(a[key], b[key], rtol=0, atol=1e-6, err_msg=key)
 
 
+def test_with_gsde_the_lean_run_follows_the_sb3_run(tmp_path):
+    """gSDE (use_sde, the exploration matrices drawn anew every 8 steps) as SB3 runs it: the same parameters
+    after an update, to float32 rounding."""
+    extra = ("--set", "algo_kwargs.use_sde=true", "--set", "algo_kwargs.sde_sample_freq=8",
+             "--set", "policy_kwargs.log_std_init=-1.0")
+    runs = {backend: train(tmp_path, "smoke", backend, 256, *extra) for backend in backends.BACKENDS}
+    a, b = (parameters(runs[backend]["out"] / "model.zip") for backend in ("lean", "sb3"))
+    assert a["log_std"].shape == (32, 1)  # a state-dependent exploration matrix's std
+    for key in a:
+        np.testing.assert_allclose(a[key], b[key], rtol=0, atol=1e-6, err_msg=key)
+    finite_run(runs["lean"])
+
+
 def test_a_lean_run_resumes_bit_for_bit_and_with_the_other_backend(tmp_path):
     whole = train(tmp_path / "whole", "smoke", "lean", 512)
     half = train(tmp_path / "half", "smoke", "lean", 256)
@@ -130,9 +143,9 @@ def test_a_bad_backend_or_an_unsupported_setting_is_a_one_line_error(tmp_path, c
                    prog="train.py")
     assert exc.value.code == 2 and "algo = 'sac'" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
-        train_main(["--config", "smoke", "--backend", "lean", "--set", "algo_kwargs.use_sde=true",
+        train_main(["--config", "smoke", "--backend", "lean", "--set", "algo_kwargs.rollout_buffer_class=x",
                     "--out", str(tmp_path / "c")], prog="train.py")
-    assert exc.value.code == 2 and "algo_kwargs.use_sde" in capsys.readouterr().err
+    assert exc.value.code == 2 and "algo_kwargs.rollout_buffer_class" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
         train_main(["--config", "smoke", "--backend", "lean", "--set", "policy_kwargs.squash_output=true",
                     "--out", str(tmp_path / "d")], prog="train.py")
