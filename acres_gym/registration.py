@@ -1,7 +1,7 @@
 """Gymnasium registration of the acres_gym environments (run by ``import acres_gym``).
 
 A task config declares its own id: the top-level ``id`` key of a file under ``configs/tasks``
-(``id: RangerHillClimb-v1``) registers ``acres_gym/<id>`` with that file as the id's config, so a new task
+(``id: RangerHillClimb-v2``) registers ``acres_gym/<id>`` with that file as the id's config, so a new task
 with its own id touches ``envs/tasks/`` and ``configs/tasks/`` only. Ids carry a version; a change of
 behaviour gets a new version instead of changing an existing one (the old id then raises Gymnasium's
 ``DeprecatedEnv`` naming the new one; the version history is in each task's docstring,
@@ -41,7 +41,7 @@ NAMESPACE = "acres_gym"
 ID_KEY = "id"
 """The top-level key of a task config that declares the id the file registers."""
 ID_PATTERN = re.compile(r"[A-Z][A-Za-z0-9]*-v(0|[1-9][0-9]*)")
-"""A declared id: a class-like name and a version (``RangerHillClimb-v1``), no namespace."""
+"""A declared id: a class-like name and a version (``RangerHillClimb-v2``), no namespace."""
 ENTRY_MODULE = "acres_gym.envs.tasks"
 
 
@@ -65,7 +65,7 @@ def _declared_id(path: Path) -> str | None:
     value = data[ID_KEY]
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise ValueError(f"{path}: {ID_KEY} = {value!r}: expected a name and a version such as "
-                         f"'RangerHillClimb-v1' (no namespace; {NAMESPACE}/ is added)")
+                         f"'RangerHillClimb-v2' (no namespace; {NAMESPACE}/ is added)")
     return value
 
 
@@ -91,8 +91,10 @@ def task_ids(folder: str | Path | None = None) -> dict[str, tuple[str, str, str]
     return ids
 
 
-# id -> (task config, entry point, vector entry point), from the task files (``task_ids``)
-ENVIRONMENTS: dict[str, tuple[str, str, str]] = task_ids()
+# id -> (task config, entry point, vector entry point), from the task files (``task_ids``); filled by
+# ``register_envs``, so a process without gymnasium (the vehicle runtime: numpy and onnxruntime only) reads no
+# task file and needs no yaml
+ENVIRONMENTS: dict[str, tuple[str, str, str]] = {}
 
 
 def id_for_config(task_config: str) -> str | None:
@@ -102,14 +104,15 @@ def id_for_config(task_config: str) -> str | None:
 
 def register_envs(folder: str | Path | None = None) -> list[str]:
     """Register every id the task files declare (``task_ids(folder)``) that is not registered yet, and add
-    them to ``ENVIRONMENTS``; returns the ids (none without gymnasium, as on a vehicle computer that runs only
-    ``acres_gym.vehicle.deploy``)."""
+    them to ``ENVIRONMENTS``; returns the ids. Without gymnasium (a vehicle computer that runs only
+    ``acres_gym.vehicle.deploy``) it registers nothing and reads no task file, so neither gymnasium nor yaml
+    is needed there."""
     try:
         from gymnasium.envs.registration import register, registry
     except ImportError:
         return []
 
-    declared = ENVIRONMENTS if folder is None else task_ids(folder)
+    declared = task_ids(folder)
     for env_id, (_task_config, entry_point, vector_entry_point) in declared.items():
         if env_id in registry:
             continue

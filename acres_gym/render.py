@@ -92,6 +92,11 @@ SURFACE_COLOURS: dict[str, tuple[int, int, int]] = {
     "sandy_loam_lll_wet": (70, 52, 40),
     "heavy_clay_wet": (100, 40, 226),
     "lean_clay_wet": (52, 40, 124),
+    # the remaining soils Wong measures at two moisture contents (the same search, also kept apart from the
+    # outside, path, trail, target and body colours)
+    "michigan_sandy_loam": (250, 160, 35),
+    "michigan_sandy_loam_wet": (85, 0, 175),
+    "hanamoto_sandy_loam": (170, 255, 105),
 }
 OUTSIDE_COLOUR = (30, 30, 34)
 PATH_COLOUR = (250, 220, 40)

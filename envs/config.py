@@ -25,7 +25,7 @@ A task config is a dict with these top-level keys (every one optional except ``t
 ``render``           renderer options: ``width``, ``height``, ``pixels_per_m``
 ==================== ====================================================================================
 
-A file under ``configs/tasks`` may also declare the Gymnasium id it registers, ``id: RangerHillClimb-v1``
+A file under ``configs/tasks`` may also declare the Gymnasium id it registers, ``id: RangerHillClimb-v2``
 (``acres_gym.registration``); ``load_config`` leaves that declaration out of the config it returns, so it
 never reaches an environment. Keys starting with ``_`` are comments and ignored. Any other unknown key, at any
 level, is an error that names the key and lists the allowed ones: a typo never passes silently.

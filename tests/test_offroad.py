@@ -183,9 +183,9 @@ def test_stuck_after_15_s_without_a_metre():
 
 
 def test_hill_climb_id_and_config_checks():
-    env = gymnasium.make("acres_gym/RangerHillClimb-v1").unwrapped
+    env = gymnasium.make("acres_gym/RangerHillClimb-v2").unwrapped
     assert env.config["action_options"]["gear_axis"] is True and env.action_space.shape == (2,)
-    with pytest.raises(ValueError, match="action_options.*RangerHillClimb-v1"):
+    with pytest.raises(ValueError, match="action_options.*RangerHillClimb-v2"):
         gymnasium.make("acres_gym/RangerSpeedTracking-v3", config="hill_climb")
     with pytest.raises(ValueError, match="'task'"):
         gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={"task": "path_following"})

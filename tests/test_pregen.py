@@ -19,7 +19,7 @@ import pytest
 import acres_gym  # noqa: F401
 from acres_gym.envs.pregen import Pregenerator
 
-IDS = ["acres_gym/RangerSpeedTracking-v3", "acres_gym/RangerPathFollowing-v3", "acres_gym/RangerHillClimb-v1",
+IDS = ["acres_gym/RangerSpeedTracking-v3", "acres_gym/RangerPathFollowing-v3", "acres_gym/RangerHillClimb-v2",
        "acres_gym/RangerOffroadNavigation-v1"]
 
 

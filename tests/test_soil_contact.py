@@ -98,7 +98,8 @@ def test_contact_resistance_opposes_travel_with_its_full_capacity_when_moving():
 
 
 WET_SETS = {"sandy_loam": "sandy_loam_lll_wet", "clayey_soil": "clayey_soil_wet", "heavy_clay": "heavy_clay_wet",
-            "lean_clay": "lean_clay_wet"}  # Wong's Table 2.3: the same soil at two moisture contents
+            "lean_clay": "lean_clay_wet", "michigan_sandy_loam": "michigan_sandy_loam_wet",
+            "hanamoto_sandy_loam": "sandy_loam_wet"}  # Wong's Table 2.3: the same soil at two moisture contents
 
 
 def test_the_library_names_each_wet_set_with_its_moisture():

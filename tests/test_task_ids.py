@@ -35,15 +35,15 @@ def test_the_id_declaration_never_reaches_an_environment_config():
     assert "id" in yaml.safe_load((tasks_dir() / "hill_climb.yaml").read_text(encoding="utf-8"))
     assert "id" not in load_config("hill_climb")
     with pytest.raises(ValueError, match="'id'"):
-        resolve_top_level({"task": "speed_tracking", "id": "RangerHillClimb-v1"})
-    env = gymnasium.make("acres_gym/RangerHillClimb-v1")
+        resolve_top_level({"task": "speed_tracking", "id": "RangerHillClimb-v2"})
+    env = gymnasium.make("acres_gym/RangerHillClimb-v2")
     assert "id" not in env.unwrapped.config
     env.close()
 
 
 def test_malformed_or_repeated_ids_are_refused_naming_the_files(tmp_path):
     (tmp_path / "a.yaml").write_text("id: ranger-v1\ntask: speed_tracking\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"a\.yaml: id = 'ranger-v1'.*RangerHillClimb-v1"):
+    with pytest.raises(ValueError, match=r"a\.yaml: id = 'ranger-v1'.*RangerHillClimb-v2"):
         registration.task_ids(tmp_path)
     (tmp_path / "a.yaml").write_text("id: acres_gym/RangerX-v1\n", encoding="utf-8")
     with pytest.raises(ValueError, match="no namespace"):

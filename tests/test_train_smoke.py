@@ -139,12 +139,12 @@ def test_a_training_config_may_name_its_task_config(tmp_path):
     cfg = train.load_train_config(str(ROOT / "configs/train/ppo_hill_climb.yaml"), args)
     # the named task config becomes the dict it names, and --set merges into it
     assert cfg["env_config"]["action_options"] == {"gear_axis": True}
-    assert cfg["env_config"]["randomization"]["terrain"]["grade_pct"] == [5.0, 35.0]
+    assert cfg["env_config"]["randomization"]["terrain"]["grade_pct"] == [5.0, 19.0]
     assert cfg["env_config"]["max_episode_s"] == 9
 
     from acres_gym.agents.evaluate import make_vector_env
 
-    venv = make_vector_env("acres_gym/RangerHillClimb-v1", 2, "hill_climb")
+    venv = make_vector_env("acres_gym/RangerHillClimb-v2", 2, "hill_climb")
     assert venv.single_action_space.shape == (2,) and venv.config["action_options"]["gear_axis"] is True
     venv.close()
 

@@ -17,7 +17,7 @@ the DBW layer, the end conditions every task shares: rollover, divergence, leavi
 - ``environments``: the registered environment classes (``RangerSpeedTracking``, ``RangerPathFollowing``,
   ``RangerHillClimb``, ``RangerOffroadNavigation`` and their vector forms), each a default config and its
   Gymnasium docstring. They are also reachable as ``acres_gym.envs.tasks.<Class>``, the entry points the ids
-  name. The ids are declared by the task configs (``id: RangerHillClimb-v1``; ``acres_gym.registration``); an
+  name. The ids are declared by the task configs (``id: RangerHillClimb-v2``; ``acres_gym.registration``); an
   id with no class of its name here gets one made from its task file (``environment_class``), so a task with
   its own id needs no class.
 """
