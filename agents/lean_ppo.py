@@ -360,8 +360,13 @@ class LeanPPO(stable_baselines3.PPO):
         def samples(a: np.ndarray) -> torch.Tensor:  # vehicle by vehicle, as SB3's buffer: the same minibatches
             return torch.from_numpy(np.ascontiguousarray(a.swapaxes(0, 1)).reshape(total, *a.shape[2:]))
 
-        obs, actions, old_log_prob, old_values, advantages, returns = (
-            samples(a) for a in (r.obs, r.actions, r.log_probs, r.values, r.advantages, r.returns))
+        # one tensor of the samples' columns, so that a minibatch is one gather: observation, action, old
+        # log-probability, old value, advantage, return
+        act_dim = r.actions.shape[2]
+        packed = torch.cat([samples(r.obs), samples(r.actions)] + [samples(a)[:, None] for a in (
+            r.log_probs, r.values, r.advantages, r.returns)], dim=1)
+        a0 = r.width + act_dim
+        params = list(policy.parameters())
         figures: list[torch.Tensor] = []  # per minibatch; SB3 logs the last epoch's approximate KL, the rest over all
         kls: list[torch.Tensor] = []
         continue_training = True
@@ -369,8 +374,10 @@ class LeanPPO(stable_baselines3.PPO):
             kls = []
             order = torch.from_numpy(np.random.permutation(total))
             for start in range(0, total, self.batch_size):
-                idx = order[start:start + self.batch_size]
-                latent_pi, latent_vf = self._latent(self._features(obs[idx]))
+                batch = packed[order[start:start + self.batch_size]]
+                obs, actions = batch[:, :r.width], batch[:, r.width:a0]
+                old_log_prob, old_values, adv, returns = batch[:, a0:].unbind(dim=1)
+                latent_pi, latent_vf = self._latent(self._features(obs))
                 mean = policy.action_net(latent_pi)
                 values = policy.value_net(latent_vf).flatten()
                 if r.sde:  # SB3's StateDependentNoiseDistribution.proba_distribution
@@ -378,22 +385,21 @@ class LeanPPO(stable_baselines3.PPO):
                     latent_sde = latent_pi if dist.learn_features else latent_pi.detach()
                     scale = torch.sqrt(torch.mm(latent_sde.square(), dist.get_std(policy.log_std).square())
                                        + dist.epsilon)
-                    new_log_prob = log_prob(actions[idx] - mean, scale)
+                    new_log_prob = log_prob(actions - mean, scale)
                     entropy_loss = -(0.5 + LOG_SQRT_2PI + scale.log()).sum(dim=1).mean()
                 else:
                     log_std = policy.log_std
-                    new_log_prob = (-0.5 * ((actions[idx] - mean) * torch.exp(-log_std)).square() - log_std
+                    new_log_prob = (-0.5 * ((actions - mean) * torch.exp(-log_std)).square() - log_std
                                     - LOG_SQRT_2PI).sum(dim=1)
                     entropy_loss = -(0.5 + LOG_SQRT_2PI + log_std).sum()
-                adv = advantages[idx]
                 if self.normalize_advantage and len(adv) > 1:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                log_ratio = new_log_prob - old_log_prob[idx]
+                log_ratio = new_log_prob - old_log_prob
                 ratio = torch.exp(log_ratio)
                 policy_loss = -torch.min(adv * ratio, adv * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
                 if clip_range_vf is not None:
-                    values = old_values[idx] + torch.clamp(values - old_values[idx], -clip_range_vf, clip_range_vf)
-                value_loss = torch.nn.functional.mse_loss(returns[idx], values)
+                    values = old_values + torch.clamp(values - old_values, -clip_range_vf, clip_range_vf)
+                value_loss = torch.nn.functional.mse_loss(returns, values)
                 loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
                 with torch.no_grad():
                     approx_kl = torch.mean((ratio - 1) - log_ratio)
@@ -405,7 +411,7 @@ class LeanPPO(stable_baselines3.PPO):
                     break
                 policy.optimizer.zero_grad()
                 loss.backward()
-                torch.nn.utils.clip_grad_norm_(policy.parameters(), self.max_grad_norm)
+                torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm, foreach=True)
                 policy.optimizer.step()
             self._n_updates += 1
             if not continue_training:
