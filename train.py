@@ -3,7 +3,7 @@
     python train.py --config configs/train/ppo_speed_tracking.yaml [--total-steps N] [--seed S] [--out DIR]
                     [--set env_config.randomization.terrain.grade_pct=[0,15] --set algo_kwargs.gamma=0.99 ...]
                     [--resume runs/<run>/model.zip | runs/<run>/checkpoints/step_<steps>]
-                    [--overwrite] [--verbose]
+                    [--backend sb3|lean] [--overwrite] [--verbose]
 
 The repository's entry point. The training itself is ``acres_gym.agents.train_cli.main`` (read it top to
 bottom: the config, the run directory, the environment, the model, training, the saved run, the final

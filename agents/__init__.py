@@ -2,6 +2,9 @@
 
 - ``acres_gym.agents.baselines``: the vehicle's ULC with pure-pursuit steering, a PID on the pedals;
 - ``acres_gym.agents.sb3_models``: PPO / SAC from a training config, trained models as ``policy(obs)``;
+- ``acres_gym.agents.backends``: the learners ``train.py --backend`` picks: ``sb3`` (SB3's own PPO and SAC) or
+  ``lean`` (``acres_gym.agents.lean_ppo.LeanPPO``: PPO with its rollouts on the native vector env, the same
+  run files);
 - ``acres_gym.agents.training``: what ``train.py`` runs around ``learn``: progress bar, task metrics,
   periodic evaluation, exact checkpoints, the report and its plots;
 - ``acres_gym.agents.evaluate``: seeded evaluation and baseline-against-learned comparison

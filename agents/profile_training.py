@@ -1,7 +1,8 @@
 """Where the wall time of a training run goes: a short run of a shipped training config, timed by part.
 
     python -m acres_gym.agents.profile_training --config ppo_speed_tracking [--steps N] [--seed S]
-        [--set KEY=VALUE ...] [--variant KEY=VALUE[,KEY=VALUE...] ...] [--rounds R] [--json FILE]
+        [--set KEY=VALUE ...] [--backend sb3,lean] [--variant KEY=VALUE[,KEY=VALUE...] ...] [--rounds R]
+        [--json FILE]
 
 The config is read by ``train.py``'s own loader (a name under ``configs/train`` or a path, ``--set`` as in
 ``train.py``), the environment, normaliser and model are built as ``train.py`` builds them, and the
@@ -21,6 +22,11 @@ are timed by wrappers around the instance's methods and the vector env, and a fo
     logging         the training monitor's callback and SB3's ``dump_logs``
     other           the measured wall time less the rows above
 
+With ``backend: lean`` (``LeanPPO``, ``acres_gym.agents.lean_ppo``) the rows are its own parts: env step is the
+native vector env's step alone (no adapter), normaliser its flat normalisation, inference the actor's forward
+passes and the critic's values (per step, or one pass at the end of each rollout), rollout other the rest of
+its rollout, update its ``train()``.
+
 Each row is exclusive (time inside a nested part counts only for the inner one) and ``other`` is the
 remainder, so the shares add up to the measured wall time. Training steps/s leaves the evaluation out, as
 ``train.py``'s ``train_steps_per_s`` does. The raw vector env (a second native vector env of the same
@@ -34,6 +40,8 @@ SB3's ``VecNormalize`` in place of ``ObsNormalizer``, ``distribution_checks=on``
 ``torch.distributions``' argument checks, as SB3's own PPO runs them); the base config and each variant are
 run in turn, ``--rounds`` times, and a last table gives each one's training steps/s as a ratio to the base's in the same
 round (medians over the rounds): compare settings on a shared machine by ratios, not by absolute figures.
+``--backend sb3,lean`` times the learners side by side: the first is the base, each other a variant
+``backend=NAME`` (the training config key ``backend``).
 """
 
 from __future__ import annotations
@@ -229,7 +237,7 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from acres_gym.agents import training
+    from acres_gym.agents import backends, training
     from acres_gym.agents.evaluate import evaluate as run_evaluation
     from acres_gym.agents.sb3_models import ObsNormalizer, build_model
     from acres_gym.envs.sb3 import RangerSB3VecEnv
@@ -249,13 +257,20 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
     env = _timed_vec_env(env, timer, "normaliser")
     tmp = tempfile.TemporaryDirectory(prefix="acres_profile_")
     tensorboard = tmp.name if importlib.util.find_spec("tensorboard") else None
+    backend = cfg.get("backend", backends.DEFAULT)
     model = build_model(cfg["algo"], env, cfg["seed"], cfg["algo_kwargs"], cfg["policy_kwargs"],
-                        tensorboard_log=tensorboard, device=cfg["device"])
+                        tensorboard_log=tensorboard, device=cfg["device"],
+                        algorithm=backends.model_class(cfg["algo"], backend))
     rollout_steps = model.n_steps * env.num_envs
     updates = max(1, math.ceil(steps / rollout_steps))
 
     # the parts: rollouts, the update, SB3's logging; the policy's forward passes by hooks
-    if cfg.get("distribution_checks", "off") == "on":  # SB3's own PPO rollouts, with the checks
+    if backend == "lean":  # the lean rollouts step the native vector env and normalise by themselves
+        venv.step = timer.timed("env step", venv.step)
+        model._normalise = timer.timed("normaliser", model._normalise)
+        model._act = timer.timed("inference", model._act)
+        model._values = timer.timed("inference", model._values)
+    elif cfg.get("distribution_checks", "off") == "on":  # SB3's own PPO rollouts, with the checks
         from stable_baselines3 import PPO as SB3PPO
 
         model.collect_rollouts = _with_distribution_checks(SB3PPO.collect_rollouts.__get__(model))
@@ -313,7 +328,7 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
     seconds = timer.seconds()
     train_s = timer.wall_s - seconds["evaluation"]
     return {
-        "config": cfg.get("name"), "env_id": cfg["env_id"], "num_envs": int(cfg["num_envs"]),
+        "config": cfg.get("name"), "backend": backend, "env_id": cfg["env_id"], "num_envs": int(cfg["num_envs"]),
         "torch_threads": int(cfg["torch_threads"]), "steps": trained, "updates": updates,
         "evaluations": evaluations, "wall_s": timer.wall_s, "seconds": seconds, "shares": timer.shares(),
         "train_steps_per_s": trained / train_s if train_s > 0 else math.nan,
@@ -325,7 +340,8 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
 
 def format_profile(r: dict[str, Any], full_run: dict | None = None) -> str:
     """The table of one profiled run."""
-    lines = [f"{r['env_id']}, {r['num_envs']} vehicles, torch threads {r['torch_threads']}: {r['steps']} steps "
+    lines = [f"{r['env_id']} (backend {r['backend']}), {r['num_envs']} vehicles, torch threads {r['torch_threads']}: "
+             f"{r['steps']} steps "
              f"({r['updates']} updates, {r['evaluations']} evaluation(s)) in {r['wall_s']:.2f} s",
              "part            seconds   share"]
     for name in ROWS:
@@ -360,6 +376,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="a config value by dotted key, as in train.py (repeatable)")
     parser.add_argument("--variant", action="append", default=[], metavar="KEY=VALUE[,KEY=VALUE]",
                         help="another configuration to time against the base one (repeatable)")
+    parser.add_argument("--backend", default=None, metavar="NAME[,NAME...]",
+                        help="learners to time side by side (sb3,lean): the first is the base, each other a variant "
+                             "backend=NAME; default the config's")
     parser.add_argument("--rounds", type=int, default=1, help="rounds of the base and each variant, alternated")
     parser.add_argument("--no-eval", action="store_true", help="leave out the evaluation midway")
     parser.add_argument("--json", default=None, help="write every run's figures to this file")
@@ -369,6 +388,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.rounds < 1:
         parser.exit(2, f"profile_training: error: --rounds = {args.rounds}: expected at least 1\n")
     train = train_script()
+    if args.backend:
+        from acres_gym.agents.backends import BACKENDS
+
+        chosen = [b.strip() for b in args.backend.split(",") if b.strip()]
+        for b in chosen:
+            if b not in BACKENDS:
+                parser.exit(2, f"profile_training: error: --backend {b!r}; allowed: {', '.join(BACKENDS)}\n")
+        args.overrides = [*args.overrides, f"backend={chosen[0]}"]
+        args.variant = [f"backend={b}" for b in chosen[1:]] + args.variant
     names = ["base", *args.variant]
     configs = {}
     try:

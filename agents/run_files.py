@@ -388,11 +388,12 @@ def load_normalizer(files: RunFiles, config: Mapping, for_training: bool = False
     return normalizer
 
 
-def load_model(files: RunFiles, algo: str, **kwargs):
-    """The stable-baselines3 model of ``algo`` saved in ``model.zip`` (``kwargs`` go to ``load``)."""
+def load_model(files: RunFiles, algo: str, algorithm: type | None = None, **kwargs):
+    """The stable-baselines3 model of ``algo`` saved in ``model.zip`` (``kwargs`` go to ``load``), as an
+    ``algorithm`` (a backend's model class, ``acres_gym.agents.backends.model_class``; default SB3's ``algo``)."""
     from acres_gym.agents.algorithms import algorithm_class
 
-    cls = algorithm_class(algo)
+    cls = algorithm_class(algo) if algorithm is None else algorithm
     if not zipfile.is_zipfile(files.model):
         raise RunFileError(f"{files.model}: not a stable-baselines3 model (not a zip file)")
     try:

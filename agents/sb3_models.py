@@ -102,9 +102,10 @@ def __getattr__(name: str):
 
 def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = None,
                 policy_kwargs: Mapping | None = None, tensorboard_log: str | None = None,
-                device: str = "cpu", verbose: int = 0) -> BaseAlgorithm:
-    """A new PPO or SAC on ``venv`` (an SB3 ``VecEnv``) with ``MultiInputPolicy``."""
-    cls = algorithm_class(algo)
+                device: str = "cpu", verbose: int = 0, algorithm: type[BaseAlgorithm] | None = None) -> BaseAlgorithm:
+    """A new PPO or SAC on ``venv`` (an SB3 ``VecEnv``) with ``MultiInputPolicy``; ``algorithm`` is the class to
+    build (a backend's, ``acres_gym.agents.backends.model_class``; default SB3's ``algo``)."""
+    cls = algorithm_class(algo) if algorithm is None else algorithm
     kwargs = dict(algo_kwargs or {})
     allowed = set(inspect.signature(cls.__init__).parameters) - {"self", "policy", "env", "seed", "policy_kwargs",
                                                                  "tensorboard_log", "device", "verbose"}
@@ -153,19 +154,26 @@ class ObsNormalizer(VecNormalize):
             self._layout = cached
         return cached[1:]
 
-    def _flat_stats(self, stats: list) -> tuple[np.ndarray, np.ndarray]:
-        """The concatenated means and ``sqrt(var + epsilon)`` of ``stats``, kept while they are the same arrays."""
+    def _cached_stats(self, stats: list) -> tuple | None:
+        """``(mean, var, sqrt(var + epsilon))`` concatenated, when kept for these very arrays of ``stats``."""
         cached = self.__dict__.get("_stats_cache")
         if (cached is not None and cached[2] == self.epsilon and len(cached[0]) == len(stats)
                 and all(m is r.mean and v is r.var for (m, v), r in zip(cached[0], stats, strict=True))):
-            return cached[1], cached[3]
+            return cached[1], cached[4], cached[3]
+        return None
+
+    def _flat_stats(self, stats: list) -> tuple[np.ndarray, np.ndarray]:
+        """The concatenated means and ``sqrt(var + epsilon)`` of ``stats``, kept while they are the same arrays."""
+        cached = self._cached_stats(stats)
+        if cached is not None:
+            return cached[0], cached[2]
         mean = np.concatenate([r.mean.reshape(-1) for r in stats])
         var = np.concatenate([r.var.reshape(-1) for r in stats])
         return self._keep_flat_stats(stats, mean, var)
 
     def _keep_flat_stats(self, stats: list, mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         denominator = np.sqrt(var + self.epsilon)
-        self._stats_cache = ([(r.mean, r.var) for r in stats], mean, self.epsilon, denominator)
+        self._stats_cache = ([(r.mean, r.var) for r in stats], mean, self.epsilon, denominator, var)
         return mean, denominator
 
     def _flatten(self, obs: Mapping[str, np.ndarray], keys: list[str], widths: list[int]) -> np.ndarray:
@@ -176,21 +184,26 @@ class ObsNormalizer(VecNormalize):
         return bool(self.norm_obs and isinstance(obs, Mapping) and isinstance(self.obs_rms, dict)
                     and self.norm_obs_keys)
 
-    def _update_obs_rms(self, obs: Mapping[str, np.ndarray]) -> None:
+    def _update_obs_rms(self, obs: Mapping[str, np.ndarray], flat: np.ndarray | None = None) -> None:
         keys, widths, single, slices = self._flat_layout()
         stats = [self.obs_rms[k] for k in keys]
         if len({float(r.count) for r in stats}) != 1:  # entries updated apart: SB3's own, entry by entry
             for k in self.obs_rms:
                 self.obs_rms[k].update(obs[k])
             return
-        flat = self._flatten(obs, keys, widths)
+        if flat is None:
+            flat = self._flatten(obs, keys, widths)
         batch_mean, batch_var = flat.mean(axis=0), flat.var(axis=0)
         if single.any():
             cols = np.ascontiguousarray(flat[:, single].T)
             batch_mean[single], batch_var[single] = cols.mean(axis=1), cols.var(axis=1)
         batch_count = flat.shape[0]
-        mean = np.concatenate([r.mean.reshape(-1) for r in stats])
-        var = np.concatenate([r.var.reshape(-1) for r in stats])
+        cached = self._cached_stats(stats)
+        if cached is not None:  # the concatenation kept from the last update (the same figures)
+            mean, var = cached[0], cached[1]
+        else:
+            mean = np.concatenate([r.mean.reshape(-1) for r in stats])
+            var = np.concatenate([r.var.reshape(-1) for r in stats])
         count = stats[0].count
         # RunningMeanStd.update_from_moments, the same operations in the same order
         delta = batch_mean - mean
@@ -206,6 +219,26 @@ class ObsNormalizer(VecNormalize):
             r.var = new_var[sl].reshape(r.var.shape)
             r.count = new_count
         self._keep_flat_stats(stats, new_mean, new_var)
+
+    def flat_keys(self) -> list[str]:
+        """The normalised entries in the order of ``flatten`` and ``normalize_flat``."""
+        return self._flat_layout()[0]
+
+    def flatten(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The normalised entries of ``obs`` concatenated, one row per vehicle (``flat_keys`` order)."""
+        keys, widths, _, _ = self._flat_layout()
+        return self._flatten(obs, keys, widths)
+
+    def update_flat(self, obs: Mapping[str, np.ndarray], flat: np.ndarray) -> None:
+        """The statistics updated with ``obs`` (whose ``flatten`` is ``flat``), as ``step_wait`` updates them."""
+        self._update_obs_rms(obs, flat)
+
+    def normalize_flat(self, flat: np.ndarray) -> np.ndarray:
+        """``flatten(normalize_obs(obs))`` from ``flat = flatten(obs)``: the same float32 figures, never split into
+        entries (the lean backend's rollouts, ``acres_gym.agents.lean_ppo``)."""
+        keys, _, _, _ = self._flat_layout()
+        mean, denominator = self._flat_stats([self.obs_rms[k] for k in keys])
+        return np.clip((flat - mean) / denominator, -self.clip_obs, self.clip_obs).astype(np.float32)
 
     def normalize_obs(self, obs):
         if not self._fast(obs):

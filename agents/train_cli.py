@@ -3,7 +3,7 @@
     acres-train --config ppo_speed_tracking [--total-steps N] [--seed S] [--out DIR]
                 [--set env_config.randomization.terrain.grade_pct=[0,15] --set algo_kwargs.gamma=0.99 ...]
                 [--resume runs/<run>/model.zip | runs/<run>/checkpoints/step_<steps>]
-                [--overwrite] [--verbose]
+                [--backend sb3|lean] [--overwrite] [--verbose]
 
 The same command is ``python train.py`` in the repository and ``python -m acres_gym.train``; all three call
 ``main`` here. ``--config`` takes a path or the name of a config shipped in the package (``configs/train``).
@@ -34,6 +34,7 @@ User errors, and missing or damaged run files, stop with a one-line message and 
 Training config keys (``configs/train/*.yaml``; unknown keys are an error):
 
     algo: ppo | sac                  env_id: a registered id (acres_gym/RangerSpeedTracking-v3)
+    backend: sb3 | lean              the learner (acres_gym.agents.backends; lean: PPO only, faster, same files)
     env_config: task config overrides (as gymnasium.make(env_id, config=...)): a dict, or the name of a
                 task config under configs/tasks (hill_climb)
     num_envs, total_steps, seed, out, device, torch_threads
@@ -59,7 +60,7 @@ import torch
 import yaml
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
-from acres_gym.agents import run_files, training
+from acres_gym.agents import backends, run_files, training
 from acres_gym.agents.evaluate import baseline_entry, evaluate, format_table
 from acres_gym.agents.sb3_models import ObsNormalizer, build_model
 from acres_gym.configuration import check_keys, dotted_overrides, merge_configs, read_yaml, strip_comments, to_builtins
@@ -69,6 +70,7 @@ from acres_gym.paths import config_path
 
 DEFAULTS = {
     "algo": "ppo",
+    "backend": backends.DEFAULT,
     "env_id": "acres_gym/RangerSpeedTracking-v3",
     "env_config": {},
     "num_envs": 16,
@@ -104,9 +106,13 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
     overrides = dotted_overrides(getattr(args, "overrides", None) or [])
     check_keys("--set", overrides, DEFAULTS)
     cfg = merge_configs(cfg, overrides)
-    for key in ("total_steps", "seed", "out"):
-        if getattr(args, key) is not None:
+    for key in ("total_steps", "seed", "out", "backend"):
+        if getattr(args, key, None) is not None:
             cfg[key] = getattr(args, key)
+    try:
+        backends.check_backend(cfg["backend"], cfg["algo"], cfg["algo_kwargs"], cfg["policy_kwargs"])
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     keep = cfg["keep_checkpoints"]
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise RunError(f"keep_checkpoints = {keep!r}: expected an integer >= 1 (the newest complete checkpoints "
@@ -177,6 +183,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
     parser.add_argument("--resume", default=None, metavar="MODEL",
                         help="continue a run from its model.zip or a checkpoint (checkpoints/step_<steps>), up to "
                              "the total steps")
+    parser.add_argument("--backend", default=None, metavar="|".join(backends.BACKENDS),
+                        help="the learner: sb3 (stable-baselines3's PPO and SAC) or lean (PPO with rollouts on the "
+                             "native vector env; the same run files); default the config's backend, else sb3")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing run directory")
     parser.add_argument("--verbose", action="store_true", help="print stable-baselines3's tables")
     args = parser.parse_args(argv)
@@ -238,11 +247,13 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
         verbose = 1 if args.verbose else 0
         if resume is None:
             model = build_model(cfg["algo"], env, cfg["seed"], cfg["algo_kwargs"], cfg["policy_kwargs"],
-                                tensorboard_log=tensorboard, device=cfg["device"], verbose=verbose)
+                                tensorboard_log=tensorboard, device=cfg["device"], verbose=verbose,
+                                algorithm=backends.model_class(cfg["algo"], cfg["backend"]))
         else:
             try:
                 model = run_files.load_model(resume, cfg["algo"], env=env, device=cfg["device"],
-                                             tensorboard_log=tensorboard, verbose=verbose, force_reset=not exact)
+                                             tensorboard_log=tensorboard, verbose=verbose, force_reset=not exact,
+                                             algorithm=backends.model_class(cfg["algo"], cfg["backend"]))
                 if exact:
                     training.restore_run_state(model, state, resume.replay_buffer)  # load() re-seeded every generator
             except run_files.RunFileError as exc:
@@ -279,7 +290,7 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
         callbacks.append(training.RunCheckpoint(cfg["checkpoint_every_steps"], out, clock, history,
                                                 cfg["keep_checkpoints"]))
     start_steps = model.num_timesteps
-    print(f"training {cfg['algo'].upper()} on {cfg['env_id']} with {cfg['num_envs']} vehicles up to "
+    print(f"training {cfg['algo'].upper()} ({cfg['backend']}) on {cfg['env_id']} with {cfg['num_envs']} vehicles up to "
           f"{cfg['total_steps']} steps; run directory {out}" + (f", tensorboard --logdir {tensorboard}" if tensorboard
                                                                  else ""))
     clock.start()
@@ -293,7 +304,8 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
     results = {"learned": evaluation.last_result, **({cfg["baseline"]: baseline} if baseline else {})}
     trained = model.num_timesteps - start_steps
     report = {
-        "env_id": cfg["env_id"], "algo": cfg["algo"], "seed": cfg["seed"], "num_envs": cfg["num_envs"],
+        "env_id": cfg["env_id"], "algo": cfg["algo"], "backend": cfg["backend"], "seed": cfg["seed"],
+        "num_envs": cfg["num_envs"],
         "total_steps": int(model.num_timesteps), "trained_steps": int(trained), "train_wall_s": train_s,
         "total_train_wall_s": final["wall_s"], "train_steps_per_s": trained / train_s if train_s > 0 else None,
         "task_metric": metric, "baseline": cfg["baseline"], "first_beats_baseline": history["first_beat"],

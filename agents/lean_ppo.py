@@ -1,0 +1,432 @@
+"""``LeanPPO``: stable-baselines3's PPO with its rollouts and its update written out (``backend: lean``).
+
+SB3's PPO (``backend: sb3``) steps the vector env through its ``VecEnv`` interface and pays, at every step,
+for what a general library must handle: a list of one info dict per vehicle, the observation normalised into
+a ``Dict`` of about twenty arrays and copied entry by entry into a dict rollout buffer, ``torch.distributions``
+objects for each forward pass, a forward pass per truncated episode; and in the update, the observation
+entries indexed one by one for every minibatch and every loss read back with ``.item()`` for logging. The
+learner here is the same PPO written as CleanRL's single-file PPO is:
+
+- **Rollouts** step the native ``RangerVectorEnv`` directly (batched numpy arrays; the SB3 adapter is kept
+  for ``reset``, the checkpoints and the evaluations), normalise the observation as one float32 row per
+  vehicle (``ObsNormalizer.normalize_flat``: the same figures as the ``Dict`` path), run the actor's layers
+  under ``torch.inference_mode()`` with the diagonal Gaussian written out, and keep the rollout in
+  preallocated numpy arrays. The policy does not change during a rollout, so the critic's values come from
+  one pass over the whole rollout at its end and the log-probabilities from the stored noise (with a features
+  extractor that has parameters, ``local_map_cnn``, the values stay per step: the features once for both
+  heads). Truncated episodes are bootstrapped with the value of their final observation (as SB3 does) in one
+  batched pass; info dicts are made only for the episodes that ended (the callbacks' ``infos``).
+- **The update** is SB3's loss (clipped surrogate, value loss with optional clipping, entropy, advantage
+  normalisation, gradient clipping, the ``target_kl`` stop) over minibatches that index one observation
+  tensor, with Adam's fused kernel and ``tanh`` as ``2 sigmoid(2x) - 1`` on the minibatches; the logged
+  figures are reduced once per update.
+
+The random streams are SB3's (the actions' noise drawn per step in the same shape, the minibatches by the
+same permutation of the rollout ordered vehicle by vehicle) and the arithmetic is SB3's up to rounding, so a
+lean run follows the SB3 run of the same seed (parameters within 1e-7 after four updates of
+``ppo_speed_tracking``) until rounding differences grow over a long run.
+
+``LeanPPO`` is a subclass of SB3's ``PPO`` with the same policy (``MultiInputPolicy``), optimiser,
+hyper-parameters and schedules, so a run saves the same ``model.zip`` (loaded as a ``PPO`` by evaluation,
+export and ``watch``), runs under ``train.py``'s callbacks and takes the same exact checkpoints; a run
+resumes with either backend. gSDE (``use_sde``, ``sde_sample_freq``) runs as SB3's: the exploration matrices
+drawn by the policy's ``reset_noise`` at the start of each rollout (and every ``sde_sample_freq`` steps), the
+noise ``latent @ matrix``, the log-probabilities per step (the scale depends on the state). What it does not
+support is refused by ``check_config`` with the key named: other rollout buffers, squashed actions, separate
+feature extractors, and any action space but a ``Box``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import stable_baselines3
+import torch
+from gymnasium import spaces
+from stable_baselines3.common.distributions import DiagGaussianDistribution, StateDependentNoiseDistribution
+from stable_baselines3.common.torch_layers import CombinedExtractor
+from stable_baselines3.common.utils import explained_variance
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecNormalize
+
+from acres_gym.agents.sb3_models import ObsNormalizer
+from acres_gym.envs.sb3 import RangerSB3VecEnv
+
+LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+FAST_TANH_MIN = 4096  # elements: below, torch.tanh's one call is faster than three
+
+
+def tanh(x: torch.Tensor) -> torch.Tensor:
+    """``tanh(x)``, for a large tensor (the update's minibatches) as ``2 sigmoid(2x) - 1``: the same function within
+    float32 rounding (2e-7), about three times faster than torch's CPU ``tanh`` (not vectorised as its sigmoid is)."""
+    if x.numel() < FAST_TANH_MIN:
+        return torch.tanh(x)
+    return torch.sigmoid(2.0 * x) * 2.0 - 1.0
+
+
+def run_layers(layers: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``layers(x)`` for a ``Sequential`` (SB3's MLP), its ``Tanh`` layers computed by ``tanh`` above."""
+    if not isinstance(layers, torch.nn.Sequential):
+        return layers(x)
+    for layer in layers:
+        x = tanh(x) if type(layer) is torch.nn.Tanh else layer(x)
+    return x
+
+
+def log_prob(diff: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """``Normal(mean, scale).log_prob(mean + diff)`` summed over the action's components (torch's formula)."""
+    return (-(diff ** 2) / (2 * scale ** 2) - scale.log() - LOG_SQRT_2PI).sum(dim=-1)
+
+
+# the PPO arguments (algo_kwargs) and policy arguments (policy_kwargs) LeanPPO runs as SB3's PPO does
+ALGO_KWARGS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
+               "clip_range_vf", "normalize_advantage", "ent_coef", "vf_coef", "max_grad_norm", "target_kl",
+               "stats_window_size", "use_sde", "sde_sample_freq")
+POLICY_KWARGS = ("net_arch", "activation_fn", "log_std_init", "ortho_init", "features_extractor_class",
+                 "features_extractor_kwargs", "optimizer_class", "optimizer_kwargs", "share_features_extractor",
+                 "normalize_images", "use_expln", "full_std")
+OFF_ONLY = {"share_features_extractor": True}  # accepted only at this value
+
+
+def check_config(algo: str, algo_kwargs: Mapping, policy_kwargs: Mapping) -> None:
+    """A ``ValueError`` naming the first setting of a training config that ``LeanPPO`` does not run."""
+    if algo != "ppo":
+        raise ValueError(f"backend = 'lean' trains PPO only; algo = {algo!r}: use backend sb3")
+    for section, given, supported in (("algo_kwargs", algo_kwargs, ALGO_KWARGS),
+                                      ("policy_kwargs", policy_kwargs, POLICY_KWARGS)):
+        for key, value in (given or {}).items():
+            if key not in supported:
+                raise ValueError(f"{section}.{key}: not supported by backend 'lean' (supported: "
+                                 f"{', '.join(supported)}); use backend sb3")
+            if key in OFF_ONLY and value != OFF_ONLY[key]:
+                raise ValueError(f"{section}.{key} = {value!r}: backend 'lean' runs only {key} = {OFF_ONLY[key]!r};"
+                                 f" use backend sb3")
+
+
+class _Rollout:
+    """The vector env, its normaliser, the observation layout and the rollout arrays of one training env."""
+
+    def __init__(self, model: LeanPPO, env: VecEnv) -> None:
+        layer, self.norm = env, None
+        while isinstance(layer, VecEnvWrapper):
+            if isinstance(layer, VecNormalize) and self.norm is None:
+                self.norm = layer
+            layer = layer.venv
+        if not isinstance(layer, RangerSB3VecEnv):
+            raise TypeError(f"backend 'lean' trains on a RangerSB3VecEnv (the native vector env train.py builds); "
+                            f"got {type(layer).__name__}")
+        self.adapter, self.venv = layer, layer.venv
+        space = model.observation_space
+        self.keys = list(space.spaces)
+        self.shapes = [space[k].shape for k in self.keys]
+        widths = [int(np.prod(s)) for s in self.shapes]
+        ends = np.cumsum(widths).tolist()
+        self.slices = [slice(end - w, end) for w, end in zip(widths, ends, strict=True)]
+        self.width = int(sum(widths))
+        extractor = model.policy.features_extractor
+        # features = the flat observation itself: SB3's CombinedExtractor of Flatten layers over Box entries
+        self.flat_features = (type(extractor) is CombinedExtractor and list(extractor.extractors) == self.keys
+                              and all(isinstance(m, torch.nn.Flatten) for m in extractor.extractors.values())
+                              and all(isinstance(space[k], spaces.Box) for k in self.keys))
+        self.fast_norm = (isinstance(self.norm, ObsNormalizer) and self.norm.norm_obs
+                          and isinstance(self.norm.obs_rms, dict) and self.norm.flat_keys() == self.keys)
+        self.sde = isinstance(model.policy.action_dist, StateDependentNoiseDistribution)
+        self.sde_std: torch.Tensor | None = None  # gSDE's std of the exploration matrices, for this rollout
+        n, steps = env.num_envs, model.n_steps
+        act_dim = int(np.prod(model.action_space.shape))
+        self.low, self.high = model.action_space.low, model.action_space.high
+        self.obs = np.zeros((steps, n, self.width), dtype=np.float32)
+        self.actions = np.zeros((steps, n, act_dim), dtype=np.float32)
+        self.noise = np.zeros((steps, n, act_dim), dtype=np.float32)
+        self.rewards, self.starts, self.values, self.log_probs, self.advantages, self.returns = (
+            np.zeros((steps, n), dtype=np.float32) for _ in range(6))
+        self.env_id = id(env)
+
+    def flat(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The entries of ``obs`` concatenated in the observation space's order, float32, one row per vehicle."""
+        n = np.asarray(obs[self.keys[0]]).shape[0]
+        return np.concatenate([np.reshape(obs[k], (n, -1)) for k in self.keys], axis=1).astype(np.float32)
+
+    def entries(self, flat):
+        """``flat`` (numpy or torch) as the ``Dict`` observation (views)."""
+        return {k: flat[:, sl].reshape(-1, *shape) for k, sl, shape in zip(self.keys, self.slices, self.shapes,
+                                                                          strict=True)}
+
+
+class LeanPPO(stable_baselines3.PPO):
+    """SB3's PPO with lean rollouts on the native vector env and a lean update (see the module docstring)."""
+
+    def _setup_model(self) -> None:
+        super()._setup_model()
+        if not isinstance(self.action_space, spaces.Box) or not isinstance(
+                self.policy.action_dist, (DiagGaussianDistribution, StateDependentNoiseDistribution)):
+            raise ValueError(f"backend 'lean' needs a Box action space (a Gaussian policy); got "
+                             f"{self.action_space}: use backend sb3")
+        if not self.policy.share_features_extractor or self.policy.squash_output:
+            raise ValueError("backend 'lean' needs one shared features extractor and unsquashed actions; "
+                             "use backend sb3")
+        self._lean: _Rollout | None = None
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "_lean"]
+
+    # --- the parts a rollout step is made of (the profiler times each) ------------------------------------
+    def _features(self, x: torch.Tensor) -> torch.Tensor:
+        return x if self._lean.flat_features else self.policy.extract_features(self._lean.entries(x))
+
+    def _latent(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The policy's ``mlp_extractor(features)``: the actor's and the critic's latent features."""
+        mlp = self.policy.mlp_extractor
+        return run_layers(mlp.policy_net, features), run_layers(mlp.value_net, features)
+
+    def _act(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Sampled actions, their standard normal noise, and (or None) their log-probabilities and values, for
+        normalised observations ``flat``. Without gSDE the log-probabilities follow from the noise, and with flat
+        features the values from one pass over the whole rollout (``_rollout_end``): the policy does not change
+        during a rollout."""
+        policy, r = self.policy, self._lean
+        with torch.inference_mode():
+            features = self._features(torch.from_numpy(flat))
+            latent_pi = run_layers(policy.mlp_extractor.policy_net, features)
+            mean = policy.action_net(latent_pi)
+            log_probs = None
+            if r.sde:  # SB3's gSDE: the noise from the exploration matrices, a scale that depends on the state
+                diff = policy.action_dist.get_noise(latent_pi)
+                actions = mean + diff
+                scale = torch.sqrt(torch.mm(latent_pi.square(), r.sde_std.square()) + policy.action_dist.epsilon)
+                log_probs = log_prob(diff, scale).numpy()
+                noise = diff
+            else:
+                noise = torch.randn_like(mean)
+                actions = mean + noise * policy.log_std.exp()
+            values = None
+            if not r.flat_features:  # the features once for both heads
+                values = policy.value_net(run_layers(policy.mlp_extractor.value_net, features)).flatten().numpy()
+        return actions.numpy(), noise.numpy(), log_probs, values
+
+    def _rollout_start(self) -> None:
+        """gSDE's exploration matrices drawn anew, as SB3's rollouts draw them (``reset_noise``)."""
+        r, policy = self._lean, self.policy
+        policy.reset_noise(r.obs.shape[1])
+        with torch.inference_mode():
+            r.sde_std = policy.action_dist.get_std(policy.log_std)
+
+    def _rollout_end(self) -> None:
+        """The log-probabilities of the rollout's actions from their noise, and with flat features its values."""
+        r, policy = self._lean, self.policy
+        if not r.sde:
+            with torch.inference_mode():
+                log_std = policy.log_std
+                noise = torch.from_numpy(r.noise)
+                r.log_probs[:] = (-0.5 * noise.square() - log_std - LOG_SQRT_2PI).sum(dim=2).numpy()
+        if r.flat_features:
+            r.values[:] = self._values(r.obs.reshape(-1, r.width)).reshape(r.values.shape)
+
+    def _values(self, flat: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            latent_vf = run_layers(self.policy.mlp_extractor.value_net, self._features(torch.from_numpy(flat)))
+            return self.policy.value_net(latent_vf).flatten().numpy()
+
+    def _normalise(self, obs: Mapping[str, np.ndarray], rewards: np.ndarray | None = None,
+                   dones: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """The normalised flat observation and rewards, the normaliser's statistics updated as its ``step_wait``
+        updates them; without ``rewards`` (final observations) nothing is updated."""
+        r, norm = self._lean, self._lean.norm
+        if norm is None:
+            return r.flat(obs), rewards
+        update = rewards is not None and norm.training
+        if r.fast_norm:
+            flat = norm.flatten(obs)
+            if update:
+                norm.update_flat(obs, flat)
+            z = norm.normalize_flat(flat)
+        else:
+            if update and norm.norm_obs:
+                if isinstance(norm.obs_rms, dict):
+                    for key in norm.obs_rms:
+                        norm.obs_rms[key].update(obs[key])
+                else:
+                    norm.obs_rms.update(obs)
+            z = r.flat(norm.normalize_obs(obs))
+        if rewards is None:
+            return z, None
+        norm.old_obs, norm.old_reward = obs, rewards
+        if update:
+            norm._update_reward(rewards)
+        rewards = np.asarray(norm.normalize_reward(rewards), dtype=np.float32)
+        norm.returns[dones] = 0
+        return z, rewards
+
+    def _finished(self, infos: Mapping[str, Any], terminated: np.ndarray, truncated: np.ndarray) -> list[dict]:
+        """The info dicts of the episodes that ended in this step, as the SB3 adapter makes them."""
+        final = infos["final_info"]
+        elapsed = round(time.perf_counter() - self._lean.adapter._t0, 6)
+        metrics = {k: v for k, v in final.items() if isinstance(v, np.ndarray) and not k.startswith("_")}
+        out = []
+        for i in np.flatnonzero(terminated | truncated):
+            out.append({"TimeLimit.truncated": bool(truncated[i] and not terminated[i]),
+                        "episode": {"r": float(final["episode_return"][i]), "l": int(final["episode_steps"][i]),
+                                    "t": elapsed},
+                        "metrics": {k: v[i].item() for k, v in metrics.items()}})
+        return out
+
+    # --- SB3's two phases --------------------------------------------------------------------------------
+    def collect_rollouts(self, env: VecEnv, callback, rollout_buffer, n_rollout_steps: int) -> bool:
+        if self._lean is None or self._lean.env_id != id(env) or self._lean.obs.shape[0] != n_rollout_steps:
+            self._lean = _Rollout(self, env)
+        r = self._lean
+        self.policy.set_training_mode(False)
+        if r.sde:
+            self._rollout_start()
+        callback.on_rollout_start()
+        flat = r.flat(self._last_obs)  # the normalised observation (SB3's reset or the last rollout's)
+        starts = np.asarray(self._last_episode_starts, dtype=np.float32)
+        dones = starts.astype(bool)
+        for step in range(n_rollout_steps):
+            if r.sde and self.sde_sample_freq > 0 and step % self.sde_sample_freq == 0:
+                self._rollout_start()  # at step 0 too, as SB3 draws them
+            r.obs[step], r.starts[step] = flat, starts
+            actions, r.noise[step], log_probs, values = self._act(flat)
+            if log_probs is not None:
+                r.log_probs[step] = log_probs
+            if values is not None:
+                r.values[step] = values
+            r.actions[step] = actions
+            obs, rewards, terminated, truncated, infos = r.venv.step(np.clip(actions, r.low, r.high))
+            self.num_timesteps += env.num_envs
+            dones = terminated | truncated
+            flat, rewards = self._normalise(obs, np.asarray(rewards, dtype=np.float32), dones)
+            finished: list[dict] = []
+            if dones.any():
+                finished = self._finished(infos, terminated, truncated)
+                self.ep_info_buffer.extend(info["episode"] for info in finished)
+                bootstrap = truncated & ~terminated
+                if bootstrap.any():  # a time limit is not an end: the final observation's value carries on
+                    final = {k: v[bootstrap] for k, v in infos["final_obs"].items()}
+                    rewards[bootstrap] += self.gamma * self._values(self._normalise(final)[0])
+            callback.update_locals({"infos": finished, "dones": dones, "rewards": rewards, "new_obs": obs})
+            if not callback.on_step():
+                return False
+            r.rewards[step] = rewards
+            starts = dones.astype(np.float32)
+        self._rollout_end()
+        last_values = self._values(flat)
+        self._last_obs = r.entries(flat)
+        self._last_episode_starts = dones
+        self._advantages(last_values, dones)
+        callback.update_locals({"infos": [], "dones": dones})
+        callback.on_rollout_end()
+        return True
+
+    def _advantages(self, last_values: np.ndarray, dones: np.ndarray) -> None:
+        """GAE(lambda) advantages and returns, as SB3's ``RolloutBuffer.compute_returns_and_advantage``."""
+        r = self._lean
+        last_gae = np.zeros_like(last_values)
+        for step in reversed(range(r.rewards.shape[0])):
+            if step == r.rewards.shape[0] - 1:
+                next_non_terminal, next_values = 1.0 - dones.astype(np.float32), last_values
+            else:
+                next_non_terminal, next_values = 1.0 - r.starts[step + 1], r.values[step + 1]
+            delta = r.rewards[step] + self.gamma * next_values * next_non_terminal - r.values[step]
+            last_gae = delta + self.gamma * self.gae_lambda * next_non_terminal * last_gae
+            r.advantages[step] = last_gae
+        np.add(r.advantages, r.values, out=r.returns)
+
+    def train(self) -> None:
+        """SB3's PPO update (``PPO.train``) over the rollout arrays (see the module docstring), with Adam's fused
+        implementation (one kernel for all parameters) when the policy's optimiser is Adam."""
+        groups = self.policy.optimizer.param_groups
+        flags = [(g.get("foreach"), g.get("fused")) for g in groups]
+        if type(self.policy.optimizer) is torch.optim.Adam:
+            for g in groups:
+                g["foreach"], g["fused"] = False, True
+        try:
+            self._update()
+        finally:  # the optimiser is saved as SB3 made it
+            for g, (foreach, fused) in zip(groups, flags, strict=True):
+                g["foreach"], g["fused"] = foreach, fused
+
+    def _update(self) -> None:
+        r, policy = self._lean, self.policy
+        policy.set_training_mode(True)
+        self._update_learning_rate(policy.optimizer)
+        clip_range = self.clip_range(self._current_progress_remaining)
+        clip_range_vf = None if self.clip_range_vf is None else self.clip_range_vf(self._current_progress_remaining)
+        total = r.rewards.size
+
+        def samples(a: np.ndarray) -> torch.Tensor:  # vehicle by vehicle, as SB3's buffer: the same minibatches
+            return torch.from_numpy(np.ascontiguousarray(a.swapaxes(0, 1)).reshape(total, *a.shape[2:]))
+
+        # one tensor of the samples' columns, so that a minibatch is one gather: observation, action, old
+        # log-probability, old value, advantage, return
+        act_dim = r.actions.shape[2]
+        packed = torch.cat([samples(r.obs), samples(r.actions)] + [samples(a)[:, None] for a in (
+            r.log_probs, r.values, r.advantages, r.returns)], dim=1)
+        a0 = r.width + act_dim
+        params = list(policy.parameters())
+        figures: list[torch.Tensor] = []  # per minibatch; SB3 logs the last epoch's approximate KL, the rest over all
+        kls: list[torch.Tensor] = []
+        continue_training = True
+        for _ in range(self.n_epochs):
+            kls = []
+            order = torch.from_numpy(np.random.permutation(total))
+            for start in range(0, total, self.batch_size):
+                batch = packed[order[start:start + self.batch_size]]
+                obs, actions = batch[:, :r.width], batch[:, r.width:a0]
+                old_log_prob, old_values, adv, returns = batch[:, a0:].unbind(dim=1)
+                latent_pi, latent_vf = self._latent(self._features(obs))
+                mean = policy.action_net(latent_pi)
+                values = policy.value_net(latent_vf).flatten()
+                if r.sde:  # SB3's StateDependentNoiseDistribution.proba_distribution
+                    dist = policy.action_dist
+                    latent_sde = latent_pi if dist.learn_features else latent_pi.detach()
+                    scale = torch.sqrt(torch.mm(latent_sde.square(), dist.get_std(policy.log_std).square())
+                                       + dist.epsilon)
+                    new_log_prob = log_prob(actions - mean, scale)
+                    entropy_loss = -(0.5 + LOG_SQRT_2PI + scale.log()).sum(dim=1).mean()
+                else:
+                    log_std = policy.log_std
+                    new_log_prob = (-0.5 * ((actions - mean) * torch.exp(-log_std)).square() - log_std
+                                    - LOG_SQRT_2PI).sum(dim=1)
+                    entropy_loss = -(0.5 + LOG_SQRT_2PI + log_std).sum()
+                if self.normalize_advantage and len(adv) > 1:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                log_ratio = new_log_prob - old_log_prob
+                ratio = torch.exp(log_ratio)
+                policy_loss = -torch.min(adv * ratio, adv * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
+                if clip_range_vf is not None:
+                    values = old_values + torch.clamp(values - old_values, -clip_range_vf, clip_range_vf)
+                value_loss = torch.nn.functional.mse_loss(returns, values)
+                loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
+                with torch.no_grad():
+                    approx_kl = torch.mean((ratio - 1) - log_ratio)
+                    clip_fraction = torch.mean((torch.abs(ratio - 1) > clip_range).float())
+                    figures.append(torch.stack([policy_loss, value_loss, entropy_loss, clip_fraction]))
+                    kls.append(approx_kl)
+                if self.target_kl is not None and approx_kl.item() > 1.5 * self.target_kl:
+                    continue_training = False
+                    break
+                policy.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm, foreach=True)
+                policy.optimizer.step()
+            self._n_updates += 1
+            if not continue_training:
+                break
+        pg, value, entropy, clip_fraction = torch.stack(figures).mean(dim=0).tolist()
+        kl = torch.stack(kls).mean().item()
+        self.logger.record("train/entropy_loss", entropy)
+        self.logger.record("train/policy_gradient_loss", pg)
+        self.logger.record("train/value_loss", value)
+        self.logger.record("train/approx_kl", kl)
+        self.logger.record("train/clip_fraction", clip_fraction)
+        self.logger.record("train/loss", loss.item())
+        self.logger.record("train/explained_variance", explained_variance(r.values.flatten(), r.returns.flatten()))
+        self.logger.record("train/std", torch.exp(policy.log_std).mean().item())
+        self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
+        self.logger.record("train/clip_range", clip_range)
+        if clip_range_vf is not None:
+            self.logger.record("train/clip_range_vf", clip_range_vf)

@@ -1,0 +1,184 @@
+"""The learners ``train.py --backend`` selects (``acres_gym.agents.backends``): each trains the smoke config and
+every shipped PPO config to a finite model and report, a lean run's files load as an SB3 run's do, a lean run
+resumes exactly, and a bad backend or a setting the lean learner does not run is a one-line error."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from acres_gym.agents import backends, run_files
+from acres_gym.agents.train_cli import main as train_main
+from acres_gym.paths import config_path
+
+PPO_CONFIGS = sorted(p.stem for p in config_path("train").glob("ppo_*.yaml"))
+# a few hundred steps: one short rollout per update, no baseline, one evaluation episode of a few seconds
+QUICK = ["--set", "eval_episodes=1", "--set", "eval_every_steps=0", "--set", "checkpoint_every_steps=0",
+         "--set", "baseline=null", "--set", "env_config.max_episode_s=3"]
+
+
+def train(tmp_path, config: str, backend: str, steps: int, *extra: str) -> dict:
+    out = tmp_path / f"{config}_{backend}"
+    report = train_main(["--config", config, "--backend", backend, "--total-steps", str(steps), "--out", str(out),
+                         "--overwrite", *QUICK, *extra], prog="train.py")
+    report["out"] = out
+    return report
+
+
+def parameters(model_zip) -> dict[str, np.ndarray]:
+    files, config = run_files.load_run(model_zip)
+    model = run_files.load_model(files, config["algo"], device="cpu")  # SB3's own PPO reads either backend's zip
+    return {k: v.detach().numpy().copy() for k, v in model.policy.state_dict().items()}
+
+
+def finite_run(report: dict) -> None:
+    assert math.isfinite(report["train_steps_per_s"]) and report["train_steps_per_s"] > 0
+    saved = json.loads((report["out"] / "report.json").read_text())
+    assert saved["backend"] == report["backend"]
+    assert math.isfinite(saved["evaluation"]["learned"]["mean"]["episode_return"])
+    params = parameters(report["out"] / "model.zip")
+    assert params and all(np.isfinite(v).all() for v in params.values())
+
+
+@pytest.fixture(scope="module")
+def smoke_runs(tmp_path_factory) -> dict[str, dict]:
+    """A short run of the smoke config with each backend (made once for the module)."""
+    root = tmp_path_factory.mktemp("smoke")
+    return {backend: train(root, "smoke", backend, 512) for backend in backends.BACKENDS}
+
+
+@pytest.mark.parametrize("backend", backends.BACKENDS)
+def test_every_backend_trains_the_smoke_config(smoke_runs, backend):
+    report = smoke_runs[backend]
+    assert report["total_steps"] == 512 and report["backend"] == backend
+    finite_run(report)
+
+
+@pytest.mark.parametrize("config", PPO_CONFIGS)
+@pytest.mark.parametrize("backend", backends.BACKENDS)
+def test_every_backend_trains_each_shipped_ppo_config(tmp_path, config, backend):
+    # 16 vehicles x 16 steps: one rollout and one update of two minibatches
+    report = train(tmp_path, config, backend, 256, "--set", "algo_kwargs.n_steps=16",
+                   "--set", "algo_kwargs.batch_size=128", "--set", "algo_kwargs.n_epochs=1")
+    assert report["trained_steps"] == 256
+    finite_run(report)
+
+
+def test_the_lean_backend_runs_sb3s_other_ppo_settings(tmp_path):
+    # reward normalisation, a clipped value loss, the KL stop, no advantage normalisation
+    report = train(tmp_path, "smoke", "lean", 512, "--set", "normalize_rewards=true",
+                   "--set", "algo_kwargs.clip_range_vf=0.2", "--set", "algo_kwargs.target_kl=0.001",
+                   "--set", "algo_kwargs.normalize_advantage=false", "--set", "algo_kwargs.vf_coef=0.7")
+    assert report["total_steps"] == 512
+    finite_run(report)
+
+
+def test_a_lean_run_loads_in_evaluation_and_export_as_an_sb3_run(smoke_runs):
+    from acres_gym.agents.evaluate import evaluate
+    from acres_gym.agents.export import main as export_main
+    from acres_gym.agents.sb3_models import load_run_policy
+
+    lean, sb3 = smoke_runs["lean"], smoke_runs["sb3"]
+    for run in (lean, sb3):
+        assert sorted(p.name for p in run["out"].iterdir() if p.is_file()) == sorted(
+            p.name for p in sb3["out"].iterdir() if p.is_file())
+        factory, mode, env_config = load_run_policy(run["out"] / "model.zip")
+        result = evaluate(factory, "acres_gym/RangerSpeedTracking-v3", 1, 7, env_config, mode)
+        assert math.isfinite(result["mean"]["episode_return"])
+        assert export_main([str(run["out"] / "model.zip"), "--out", str(run["out"] / "policy")]) == 0
+        assert (run["out"] / "policy" / "policy.onnx").is_file()
+    # the same policy network: the same parameter names and shapes
+    a, b = parameters(lean["out"] / "model.zip"), parameters(sb3["out"] / "model.zip")
+    assert {k: v.shape for k, v in a.items()} == {k: v.shape for k, v in b.items()}
+
+
+def test_with_the_same_seed_the_lean_run_follows_the_sb3_run(smoke_runs):
+    """The same random streams (actions, minibatches) and the same arithmetic up to rounding: after two updates
+    the two backends' parameters agree to float32 rounding (they part only as rounding grows over a long run)."""
+    a, b = parameters(smoke_runs["lean"]["out"] / "model.zip"), parameters(smoke_runs["sb3"]["out"] / "model.zip")
+    for key in a:
+        np.testing.assert_allclose(a[key], b[key], rtol=0, atol=1e-6, err_msg=key)
+
+
+def test_with_gsde_the_lean_run_follows_the_sb3_run(tmp_path):
+    """gSDE (use_sde, the exploration matrices drawn anew every 8 steps) as SB3 runs it: the same parameters
+    after an update, to float32 rounding."""
+    extra = ("--set", "algo_kwargs.use_sde=true", "--set", "algo_kwargs.sde_sample_freq=8",
+             "--set", "policy_kwargs.log_std_init=-1.0")
+    runs = {backend: train(tmp_path, "smoke", backend, 256, *extra) for backend in backends.BACKENDS}
+    a, b = (parameters(runs[backend]["out"] / "model.zip") for backend in ("lean", "sb3"))
+    assert a["log_std"].shape == (32, 1)  # a state-dependent exploration matrix's std
+    for key in a:
+        np.testing.assert_allclose(a[key], b[key], rtol=0, atol=1e-6, err_msg=key)
+    finite_run(runs["lean"])
+
+
+def test_a_lean_run_resumes_bit_for_bit_and_with_the_other_backend(tmp_path):
+    whole = train(tmp_path / "whole", "smoke", "lean", 512)
+    half = train(tmp_path / "half", "smoke", "lean", 256)
+    out = tmp_path / "resumed"
+    resumed = train_main(["--config", "smoke", "--backend", "lean", "--total-steps", "512", "--out", str(out),
+                          "--resume", str(half["out"] / "model.zip"), *QUICK], prog="train.py")
+    assert resumed["exact_resume"] is True and resumed["total_steps"] == 512
+    a, b = parameters(whole["out"] / "model.zip"), parameters(out / "model.zip")
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    other = tmp_path / "other"
+    again = train_main(["--config", "smoke", "--backend", "sb3", "--total-steps", "512", "--out", str(other),
+                        "--resume", str(half["out"] / "model.zip"), *QUICK], prog="train.py")
+    assert again["total_steps"] == 512 and again["backend"] == "sb3"
+
+
+def test_a_bad_backend_or_an_unsupported_setting_is_a_one_line_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        train_main(["--config", "smoke", "--backend", "fast", "--out", str(tmp_path / "a")], prog="train.py")
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "backend = 'fast'" in err and "allowed: sb3, lean" in err
+    with pytest.raises(SystemExit) as exc:
+        train_main(["--config", "sac_path_following", "--backend", "lean", "--out", str(tmp_path / "b")],
+                   prog="train.py")
+    assert exc.value.code == 2 and "algo = 'sac'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        train_main(["--config", "smoke", "--backend", "lean", "--set", "algo_kwargs.rollout_buffer_class=x",
+                    "--out", str(tmp_path / "c")], prog="train.py")
+    assert exc.value.code == 2 and "algo_kwargs.rollout_buffer_class" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        train_main(["--config", "smoke", "--backend", "lean", "--set", "policy_kwargs.squash_output=true",
+                    "--out", str(tmp_path / "d")], prog="train.py")
+    assert exc.value.code == 2 and "policy_kwargs.squash_output" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="backend = 'x'; allowed: sb3, lean"):
+        backends.model_class("ppo", "x")
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_the_lean_rollout_matches_sb3s_distribution():
+    """The values and log-probabilities a lean rollout keeps are SB3's policy's for the same observations and
+    actions, and the normaliser's flat path gives its Dict path's figures."""
+    import argparse
+
+    from acres_gym.agents import profile_training as pt
+    from acres_gym.agents.sb3_models import ObsNormalizer, build_model
+    from acres_gym.envs.sb3 import RangerSB3VecEnv
+
+    train_script = pt.train_script()
+    cfg = train_script.load_train_config("smoke", argparse.Namespace(total_steps=None, seed=None, out=None,
+                                                                     overrides=[]))
+    env = ObsNormalizer(RangerSB3VecEnv(train_script.make_env(cfg)), norm_obs=True, norm_reward=False)
+    model = build_model("ppo", env, 0, cfg["algo_kwargs"], cfg["policy_kwargs"],
+                        algorithm=backends.model_class("ppo", "lean"))
+    model.learn(256)  # one update: the policy changes
+    model.train = lambda: None  # the next rollout stays the policy's as it is now
+    model.learn(256, reset_num_timesteps=False)
+    r = model._lean
+    obs = {k: torch.from_numpy(v) for k, v in r.entries(r.obs.reshape(-1, r.width)).items()}
+    with torch.no_grad():
+        values, log_probs, _ = model.policy.evaluate_actions(obs, torch.from_numpy(r.actions.reshape(256, -1)))
+    np.testing.assert_allclose(r.values.reshape(-1), values.flatten().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(r.log_probs.reshape(-1), log_probs.numpy(), rtol=1e-5, atol=1e-5)
+    raw = {k: v.copy() for k, v in env.get_original_obs().items()}
+    np.testing.assert_array_equal(env.normalize_flat(env.flatten(raw)), r.flat(env.normalize_obs(raw)))
+    env.close()
