@@ -100,6 +100,29 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+SCHEDULED = ("learning_rate", "clip_range", "clip_range_vf")  # the arguments SB3 takes as a schedule too
+
+
+def schedule(key: str, value: Any) -> Any:
+    """``algo_kwargs.<key>`` as SB3 takes it: a number as it is; ``"lin_<initial>"`` (RL Zoo's notation) a
+    schedule falling linearly from ``initial`` at the start of the run to 0 at its end, where SB3 evaluates it
+    (``LinearSchedule``, a function of the progress remaining). Anything else is a ``ValueError`` naming the key."""
+    if not isinstance(value, str):
+        return value
+    from stable_baselines3.common.utils import LinearSchedule
+
+    initial = None
+    if value.startswith("lin_"):
+        try:
+            initial = float(value[4:])
+        except ValueError:
+            pass
+    if initial is None or not np.isfinite(initial) or initial <= 0.0:
+        raise ValueError(f"algo_kwargs.{key} = {value!r}: a number, or 'lin_<initial>' with initial > 0 "
+                         "(linear from initial to 0 over the run, e.g. 'lin_1e-3')")
+    return LinearSchedule(initial, 0.0, 1.0)
+
+
 def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = None,
                 policy_kwargs: Mapping | None = None, tensorboard_log: str | None = None,
                 device: str = "cpu", verbose: int = 0, algorithm: type[BaseAlgorithm] | None = None) -> BaseAlgorithm:
@@ -113,6 +136,9 @@ def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = N
     if unknown:
         raise ValueError(f"algo_kwargs: unknown {algo.upper()} argument(s) {unknown}; allowed: "
                          f"{', '.join(sorted(allowed))}")
+    for key in SCHEDULED:
+        if key in kwargs:
+            kwargs[key] = schedule(key, kwargs[key])
     pk = dict(policy_kwargs or {})
     if isinstance(pk.get("activation_fn"), str):
         pk["activation_fn"] = _activation(pk["activation_fn"])

@@ -39,7 +39,8 @@ Training config keys (``configs/train/*.yaml``; unknown keys are an error):
                 task config under configs/tasks (hill_climb)
     num_envs, total_steps, seed, out, device, torch_threads
     normalize_observations, normalize_rewards: VecNormalize (ObsNormalizer) on the observations / rewards
-    algo_kwargs: arguments of PPO / SAC;  policy_kwargs: net_arch, activation_fn (a name), log_std_init, ...
+    algo_kwargs: arguments of PPO / SAC (learning_rate, clip_range: a number, or lin_<initial> falling
+                 linearly to 0 over the run);  policy_kwargs: net_arch, activation_fn (a name), log_std_init, ...
     checkpoint_every_steps: 0 = no periodic checkpoints (the final one is still written)
     keep_checkpoints: the newest complete checkpoints kept (an integer >= 1; older ones are removed once a newer
                       one is complete)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gymnasium
+import pytest
 import numpy as np
 from stable_baselines3.common.vec_env import VecNormalize
 
@@ -94,3 +95,42 @@ def test_training_without_distribution_checks_gives_sb3s_model_to_the_bit():
     with distribution_checks(False):
         assert Distribution._validate_args is False
     assert Distribution._validate_args is before  # the setting comes back
+
+
+@pytest.mark.parametrize("backend", ["sb3", "lean"])
+def test_a_linear_learning_rate_falls_to_zero_over_the_run_and_saves_with_the_model(backend, tmp_path):
+    """``learning_rate: lin_1e-3`` (RL Zoo's notation) is 1e-3 at the start and falls linearly to 0 at the end:
+    each update's Adam step size is 1e-3 times the progress remaining, and the saved model loads with it."""
+    import torch
+
+    from acres_gym.agents import backends
+    from acres_gym.agents.sb3_models import build_model
+
+    torch.set_num_threads(1)
+    env = wrapped(ObsNormalizer, "acres_gym/RangerSpeedTracking-v3", 2, max_episode_s=2.0)
+    model = build_model("ppo", env, seed=0, algo_kwargs={"learning_rate": "lin_1e-3", "n_steps": 16,
+                                                         "batch_size": 32, "n_epochs": 1},
+                        policy_kwargs={"net_arch": [8]}, algorithm=backends.model_class("ppo", backend))
+    rates = []
+    step = model.policy.optimizer.step
+
+    def recording_step(*args, **kwargs):
+        rates.append(model.policy.optimizer.param_groups[0]["lr"])
+        return step(*args, **kwargs)
+
+    model.policy.optimizer.step = recording_step
+    model.learn(128)  # 4 rollouts of 32 steps, one minibatch each
+    assert rates == pytest.approx([1e-3 * (1 - k / 4) for k in range(1, 5)], abs=1e-12)
+    del model.policy.optimizer.step
+    model.save(tmp_path / "model.zip")
+    loaded = type(model).load(tmp_path / "model.zip", device="cpu")
+    assert loaded.lr_schedule(0.25) == pytest.approx(2.5e-4)
+    env.close()
+
+
+@pytest.mark.parametrize("value", ["lin_", "lin_x", "lin_0", "lin_-1e-3", "exp_1e-3", "lin_nan"])
+def test_a_malformed_schedule_is_one_error_naming_the_key(value):
+    from acres_gym.agents.sb3_models import schedule
+
+    with pytest.raises(ValueError, match=r"algo_kwargs\.learning_rate = .*'lin_<initial>'"):
+        schedule("learning_rate", value)

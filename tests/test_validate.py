@@ -4,6 +4,8 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from acres_gym.tools import validate
 
 
@@ -65,14 +67,17 @@ def test_kind_column_in_table_and_rows():
         raise AssertionError("a row of an unknown kind was accepted")
 
 
-def test_validation_page_states_the_count_of_each_kind():
-    page = (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize("document", ["docs/validation.md", "README.md"])
+def test_validation_page_and_readme_state_the_count_of_each_kind(document):
+    page = " ".join((Path(__file__).resolve().parents[1] / document).read_text(encoding="utf-8").split())
     independent = sum(c.kind == validate.INDEPENDENT for c in validate.CHECKS)
     consistency = sum(c.kind == validate.CONSISTENCY for c in validate.CHECKS)
-    assert f"{independent} rows are independent references" in " ".join(page.split())
-    assert f"{consistency} are consistency checks" in " ".join(page.split())
+    assert f"{independent} rows are independent references" in page
+    assert f"{consistency} are consistency checks" in page
     acceptance = sum(c.kind == validate.ACCEPTANCE for c in validate.CHECKS)
-    assert f"{acceptance} are project acceptance bands" in " ".join(page.split())
+    assert f"{acceptance} are project acceptance bands" in page
+    if document == "README.md":
+        assert f"of its {len(validate.CHECKS)} rows" in page
 
 
 def test_top_speed_row_checks_the_reached_speed_against_the_parameter():
