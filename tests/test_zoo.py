@@ -117,7 +117,9 @@ def test_the_policy_class_fits_the_observations_and_builds(algo, env_id, spaces)
     assert isinstance(obs_space, gymnasium.spaces.Dict)
     assert entry["policy"] == "MultiInputPolicy"
     assert isinstance(act_space, gymnasium.spaces.Box)  # SAC and PPO's Gaussian policy
-    kwargs = {k: v for k, v in entry.items() if k not in ZOO_KEYS}
+    # rl_zoo3 turns 'lin_<initial>' into a linear schedule, as build_model does
+    kwargs = {k: sb3_models.schedule(k, v) if k in sb3_models.SCHEDULED else v
+              for k, v in entry.items() if k not in ZOO_KEYS}
     if algo == "sac":
         kwargs["buffer_size"] = 100  # the construction, not the memory, is under test
     else:
