@@ -1,10 +1,10 @@
-"""``ObsNormalizer``: SB3's ``VecNormalize`` figures to the bit, over the concatenated ``Dict`` entries."""
+"""``ObsNormalizer``: SB3's ``VecNormalize`` figures to the bit, over the concatenated ``Dict`` entries; learning-rate schedules."""
 
 from __future__ import annotations
 
 import gymnasium
-import pytest
 import numpy as np
+import pytest
 from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401
