@@ -1,4 +1,4 @@
-"""``ObsNormalizer``: SB3's ``VecNormalize`` figures to the bit, over the concatenated ``Dict`` entries; learning-rate schedules."""
+"""``ObsNormalizer`` (SB3's ``VecNormalize`` figures to the bit, over the concatenated entries); schedules."""
 
 from __future__ import annotations
 
