@@ -154,7 +154,8 @@ def test_rl_zoo3_trains_with_the_ppo_file(tmp_path):
     assert (run / "acres_gym-RangerPathFollowing-v3" / "vecnormalize.pkl").is_file()
     model = PPO.load(model_file, device="cpu")
     assert model.num_timesteps == 2048 and model.n_envs == 16
-    assert model._n_updates == 5  # one rollout, n_epochs 5
+    n_epochs = zoo("ppo")[env_id]["n_epochs"]
+    assert model._n_updates == n_epochs  # one rollout, the file's n_epochs
     assert type(model.policy).__name__ == "MultiInputActorCriticPolicy"
     log_std = model.policy.log_std.detach().numpy()
     assert log_std.shape == (2,) and all(math.isfinite(v) and v != -0.5 for v in log_std)
