@@ -165,9 +165,11 @@ def test_an_interrupt_at_every_step_of_a_save_leaves_the_previous_checkpoint(ref
 @pytest.mark.slow
 def test_sigint_ends_training_with_the_checkpoint_to_resume_from(tmp_path):
     run = tmp_path / "run"
+    # A shell starts background jobs with SIGINT ignored, and Python keeps a signal ignored at its start; the run
+    # under test is a foreground one (Ctrl-C), so it starts with SIGINT at its default whoever runs the suite.
     proc = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *SMOKE, "--total-steps", "1000000",
                              "--out", str(run)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 600
         while not (run / "checkpoints" / "step_512").is_dir():
