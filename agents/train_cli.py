@@ -63,7 +63,7 @@ import yaml
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.agents import backends, run_files, training
 from acres_gym.agents.evaluate import baseline_entry, evaluate, format_table
-from acres_gym.agents.sb3_models import ObsNormalizer, build_model
+from acres_gym.agents.sb3_models import SCHEDULED, ObsNormalizer, build_model, schedule
 from acres_gym.configuration import check_keys, dotted_overrides, merge_configs, read_yaml, strip_comments, to_builtins
 from acres_gym.envs.config import load_config
 from acres_gym.envs.sb3 import RangerSB3VecEnv
@@ -112,6 +112,8 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
             cfg[key] = getattr(args, key)
     try:
         backends.check_backend(cfg["backend"], cfg["algo"], cfg["algo_kwargs"], cfg["policy_kwargs"])
+        for key in SCHEDULED:
+            schedule(key, (cfg["algo_kwargs"] or {}).get(key))  # a malformed lin_<initial> stops before any run
     except ValueError as exc:
         raise RunError(str(exc)) from None
     keep = cfg["keep_checkpoints"]
