@@ -37,7 +37,8 @@ of the training wall time), so both see the same load; the table gives its steps
 ``--variant`` adds a configuration (dotted keys as ``--set``, comma separated, e.g. ``torch_threads=2`` or
 ``algo_kwargs.n_epochs=3,algo_kwargs.batch_size=1024``; the profiler's own keys: ``normaliser=sb3`` for
 SB3's ``VecNormalize`` in place of ``ObsNormalizer``, ``distribution_checks=on`` for rollouts with
-``torch.distributions``' argument checks, as SB3's own PPO runs them); the base config and each variant are
+``torch.distributions``' argument checks, as SB3's own PPO runs them; ``actor=torch`` for the lean rollouts'
+actor run by torch's layers in place of their numpy copy); the base config and each variant are
 run in turn, ``--rounds`` times, and a last table gives each one's training steps/s as a ratio to the base's in the same
 round (medians over the rounds): compare settings on a shared machine by ratios, not by absolute figures.
 ``--backend sb3,lean`` times the learners side by side: the first is the base, each other a variant
@@ -50,6 +51,7 @@ import argparse
 import importlib.util
 import json
 import math
+import re
 import statistics
 import sys
 import tempfile
@@ -61,7 +63,7 @@ from typing import Any
 import numpy as np
 
 # keys of the profiler's own, beside the training config's: the first value is what train.py runs
-PROFILER_KEYS = {"normaliser": ("fast", "sb3"), "distribution_checks": ("off", "on")}
+PROFILER_KEYS = {"normaliser": ("fast", "sb3"), "distribution_checks": ("off", "on"), "actor": ("numpy", "torch")}
 ROWS = ("env step", "normaliser", "inference", "rollout other", "update", "evaluation", "logging", "other")
 
 
@@ -266,6 +268,7 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
 
     # the parts: rollouts, the update, SB3's logging; the policy's forward passes by hooks
     if backend == "lean":  # the lean rollouts step the native vector env and normalise by themselves
+        model.numpy_actor = cfg.get("actor", "numpy") == "numpy"
         venv.step = timer.timed("env step", venv.step)
         model._normalise = timer.timed("normaliser", model._normalise)
         model._act = timer.timed("inference", model._act)
@@ -335,6 +338,9 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
         "env_steps_per_s_in_training": trained / seconds["env step"] if seconds["env step"] > 0 else math.nan,
         "raw_env_steps_per_s": raw["steps"] / raw["seconds"] if raw["seconds"] > 0 else math.nan,
         "raw_env_steps": raw["steps"],
+        # the lean rollouts' actor as it ran: numpy (its layers copied) or torch; None for SB3's own rollouts
+        "actor": (None if backend != "lean" else "numpy" if model._lean is not None and model._lean.numpy_actor
+                  else "torch"),
     }
 
 
@@ -363,7 +369,9 @@ def format_profile(r: dict[str, Any], full_run: dict | None = None) -> str:
 
 
 def _variant_overrides(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+    """``KEY=VALUE[,KEY=VALUE]`` as overrides: a comma starts another override only where a ``KEY=`` follows it,
+    so a value may hold commas (``policy_kwargs.net_arch=[64,64]``)."""
+    return [part.strip() for part in re.split(r",(?=\s*[A-Za-z_][\w.]*=)", text) if part.strip()]
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -16,6 +16,10 @@ from acres_gym.agents.train_cli import main as train_main
 from acres_gym.paths import config_path
 
 PPO_CONFIGS = sorted(p.stem for p in config_path("train").glob("ppo_*.yaml"))
+# parameters: the lean rollouts run the actor in numpy, whose actions differ from torch's by float32 rounding
+# (about 1e-6); Adam's first steps, m / sqrt(v), can magnify that tenfold for a parameter whose gradient is near 0.
+# Another random stream or another loss would part the runs by the scale of the learning rate's steps (3e-4 each).
+ROUNDING = 1e-5
 # a few hundred steps: one short rollout per update, no baseline, one evaluation episode of a few seconds
 QUICK = ["--set", "eval_episodes=1", "--set", "eval_every_steps=0", "--set", "checkpoint_every_steps=0",
          "--set", "baseline=null", "--set", "env_config.max_episode_s=3"]
@@ -98,10 +102,10 @@ def test_a_lean_run_loads_in_evaluation_and_export_as_an_sb3_run(smoke_runs):
 
 def test_with_the_same_seed_the_lean_run_follows_the_sb3_run(smoke_runs):
     """The same random streams (actions, minibatches) and the same arithmetic up to rounding: after two updates
-    the two backends' parameters agree to float32 rounding (they part only as rounding grows over a long run)."""
+    the two backends' parameters agree to rounding (they part only as rounding grows over a long run)."""
     a, b = parameters(smoke_runs["lean"]["out"] / "model.zip"), parameters(smoke_runs["sb3"]["out"] / "model.zip")
     for key in a:
-        np.testing.assert_allclose(a[key], b[key], rtol=0, atol=1e-6, err_msg=key)
+        np.testing.assert_allclose(a[key], b[key], rtol=0, atol=ROUNDING, err_msg=key)
 
 
 def test_with_gsde_the_lean_run_follows_the_sb3_run(tmp_path):
@@ -113,7 +117,7 @@ def test_with_gsde_the_lean_run_follows_the_sb3_run(tmp_path):
     a, b = (parameters(runs[backend]["out"] / "model.zip") for backend in ("lean", "sb3"))
     assert a["log_std"].shape == (32, 1)  # a state-dependent exploration matrix's std
     for key in a:
-        np.testing.assert_allclose(a[key], b[key], rtol=0, atol=1e-6, err_msg=key)
+        np.testing.assert_allclose(a[key], b[key], rtol=0, atol=ROUNDING, err_msg=key)
     finite_run(runs["lean"])
 
 

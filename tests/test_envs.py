@@ -446,6 +446,18 @@ def test_dotted_overrides_build_nested_sections():
         dotted_overrides(["a=1", "a.b=2"])
 
 
+def test_an_exponent_without_a_dot_is_a_number(tmp_path):
+    """``3e-4`` is a number in a config file and after ``--set`` (YAML 1.1 alone reads it as a string, and a
+    learning rate written so stopped the run); text that only looks like one stays text."""
+    from acres_gym.configuration import dotted_overrides, read_yaml
+
+    assert dotted_overrides(["algo_kwargs.learning_rate=3e-4", "n=1E5", "s=lin_3e-4", "q='2e-3'"]) == {
+        "algo_kwargs": {"learning_rate": 3e-4}, "n": 1e5, "s": "lin_3e-4", "q": "2e-3"}
+    path = tmp_path / "c.yaml"
+    path.write_text("learning_rate: -2e-3\nsteps: 300_000\nname: v3e-4\n", encoding="utf-8")
+    assert read_yaml(path) == {"learning_rate": -2e-3, "steps": 300000, "name": "v3e-4"}
+
+
 def test_environment_kernels_run_without_jit():
     """Reports, body kinematics and the task's path search and measures are jitted per control step; with
     NUMBA_DISABLE_JIT=1 they run as plain Python and give the same observations."""

@@ -79,3 +79,23 @@ def test_bad_options_stop_with_a_message(capsys):
     assert exc.value.code == 2 and "algo = 'sac'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="algo = 'sac'"):
         pt.profile_run(smoke_config("algo=sac"), steps=64)
+
+
+def test_a_variant_value_may_hold_commas():
+    assert pt._variant_overrides("policy_kwargs.net_arch=[64,64],algo_kwargs.n_epochs=5") == [
+        "policy_kwargs.net_arch=[64,64]", "algo_kwargs.n_epochs=5"]
+    assert pt._variant_overrides("torch_threads=2, backend=lean") == ["torch_threads=2", "backend=lean"]
+
+
+def test_the_lean_rollouts_actor_is_timed_in_numpy_and_in_torch(capsys):
+    """``actor=torch`` (the profiler's key) runs the lean rollouts' actor by torch's layers: a variant of the same
+    run, with its own inference row."""
+    result = pt.main(["--config", "smoke", "--steps", "256", "--no-eval", "--set", "env_config.max_episode_s=4",
+                      "--backend", "lean", "--variant", "actor=torch"])
+    assert set(result["runs"]) == {"base", "actor=torch"}
+    assert result["runs"]["base"][0]["actor"] == "numpy" and result["runs"]["actor=torch"][0]["actor"] == "torch"
+    for runs in result["runs"].values():
+        assert runs[0]["seconds"]["inference"] > 0.0
+    with pytest.raises(SystemExit) as exc:
+        pt.main(["--config", "smoke", "--variant", "actor=jax"])
+    assert exc.value.code == 2 and "actor = 'jax'; allowed: numpy, torch" in capsys.readouterr().err
