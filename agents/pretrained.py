@@ -127,7 +127,9 @@ def ship(model_zip: str | Path, config_name: str, out_root: str | Path | None = 
     root = Path(out_root) if out_root is not None else config_path(PRETRAINED_SUBDIR)
     out = root / slug(run_config["env_id"])
     manifest = export(model_zip, out)
-    manifest["trained"].update(model=f"python train.py --config {config_name}", config=config_name,
+    backend = run_config.get("backend", "sb3")  # runs from before the key trained with SB3's learner
+    manifest["trained"].update(model=f"python train.py --config {config_name} --seed {run_config.get('seed')} "
+                                     f"--backend {backend}", config=config_name, backend=backend,
                                env_config=run_config.get("env_config") or {})
     report = model_zip.parent / "report.json"
     if report.is_file():
