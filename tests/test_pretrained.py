@@ -47,6 +47,16 @@ def test_at_least_one_policy_ships_and_each_manifest_records_its_training():
         assert trained["seed"] == train_config["seed"] and trained["algo"] == train_config["algo"]
         assert trained["steps"] >= trained["first_beats_baseline"]["steps"] > 0
         assert (folder / "policy.onnx").stat().st_size < 500_000  # an MLP's weights, not a run directory
+        # the command that trained it: the config, the seed and the learner, and any setting that differs from
+        # the config as it ships now (the total steps at least)
+        command = trained["model"].split()
+        assert command[:4] == ["python", "train.py", "--config", trained["config"]]
+        assert command[command.index("--seed") + 1] == str(trained["seed"])
+        assert command[command.index("--backend") + 1] == trained["backend"] in ("sb3", "lean")
+        if "--total-steps" in command:
+            assert command[command.index("--total-steps") + 1] == str(trained["total_steps"])
+        else:
+            assert trained["total_steps"] == train_config["total_steps"], env_id
 
 
 @pytest.mark.parametrize("env_id", MISSING or ["acres_gym/NoSuchId-v0"])
