@@ -9,7 +9,8 @@ learner here is the same PPO written as CleanRL's single-file PPO is:
 
 - **Rollouts** step the native ``RangerVectorEnv`` directly (batched numpy arrays; the SB3 adapter is kept
   for ``reset``, the checkpoints and the evaluations), normalise the observation as one float32 row per
-  vehicle (``ObsNormalizer.normalize_flat``: the same figures as the ``Dict`` path), run the actor with the
+  vehicle (the native env's observation buffer gathered into the normaliser's column order, then
+  ``ObsNormalizer.normalize_flat``: the same figures as the ``Dict`` path), run the actor with the
   diagonal Gaussian written out (an MLP's layers copied into numpy at the start of each rollout, ``_NumpyActor``:
   for a few vehicles torch's per-operation dispatch costs more than the arithmetic; other extractors by torch
   under ``torch.inference_mode()``), and keep the rollout in
@@ -137,6 +138,14 @@ class _Rollout:
                               and all(isinstance(space[k], spaces.Box) for k in self.keys))
         self.fast_norm = (isinstance(self.norm, ObsNormalizer) and self.norm.norm_obs
                           and isinstance(self.norm.obs_rms, dict) and self.norm.flat_keys() == self.keys)
+        # the native env's observation entries are views of one (N, width) float32 buffer, laid out by its
+        # observation builder: the flat row in this order is one gather of its columns
+        observer = getattr(getattr(self.venv, "_batch", None), "observer", None)
+        self.columns: np.ndarray | None = None
+        if observer is not None and set(observer.slices) == set(self.keys):
+            self.columns = np.concatenate([np.arange(observer.slices[k][0].start, observer.slices[k][0].stop)
+                                           for k in self.keys])
+            self.buffer_width = int(observer.width)
         self.sde = isinstance(model.policy.action_dist, StateDependentNoiseDistribution)
         self.sde_std: torch.Tensor | None = None  # gSDE's std of the exploration matrices, for this rollout
         # the actor in numpy for the rollout's steps, where the features are the flat observation
@@ -151,6 +160,16 @@ class _Rollout:
         self.rewards, self.starts, self.values, self.log_probs, self.advantages, self.returns = (
             np.zeros((steps, n), dtype=np.float32) for _ in range(6))
         self.env_id = id(env)
+
+    def raw_flat(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """``norm.flatten(obs)`` (the same float32 figures): for an observation of the native env, whose entries
+        are all views of the builder's buffer, one gather of its columns; otherwise entry by entry."""
+        first = obs[self.keys[0]]
+        base = first.base if self.columns is not None else None
+        if (base is not None and base.dtype == np.float32 and base.ndim == 2
+                and base.shape == (first.shape[0], self.buffer_width) and all(obs[k].base is base for k in self.keys)):
+            return np.take(base, self.columns, axis=1)
+        return self.norm.flatten(obs)
 
     def flat(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
         """The entries of ``obs`` concatenated in the observation space's order, float32, one row per vehicle."""
@@ -303,7 +322,7 @@ class LeanPPO(stable_baselines3.PPO):
             return r.flat(obs), rewards
         update = rewards is not None and norm.training
         if r.fast_norm:
-            flat = norm.flatten(obs)
+            flat = r.raw_flat(obs)
             if update:
                 norm.update_flat(obs, flat)
             z = norm.normalize_flat(flat)

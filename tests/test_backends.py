@@ -185,4 +185,15 @@ def test_the_lean_rollout_matches_sb3s_distribution():
     np.testing.assert_allclose(r.log_probs.reshape(-1), log_probs.numpy(), rtol=1e-5, atol=1e-5)
     raw = {k: v.copy() for k, v in env.get_original_obs().items()}
     np.testing.assert_array_equal(env.normalize_flat(env.flatten(raw)), r.flat(env.normalize_obs(raw)))
+    # the native env's entries are views of one buffer: one gather of its columns gives flatten's row, bit for
+    # bit; a copied or sliced observation takes the entry-by-entry path
+    obs, *_ = r.venv.step(np.zeros((r.venv.num_envs, *model.action_space.shape), dtype=np.float32))
+    assert r.columns is not None and all(v.base is obs[r.keys[0]].base for v in obs.values())
+    gathered = r.raw_flat(obs)
+    assert gathered.dtype == np.float32 and gathered.flags["C_CONTIGUOUS"]
+    np.testing.assert_array_equal(gathered, env.flatten(obs))
+    copied = {k: v.copy() for k, v in obs.items()}
+    sliced = {k: v[1:] for k, v in obs.items()}
+    np.testing.assert_array_equal(r.raw_flat(copied), gathered)
+    np.testing.assert_array_equal(r.raw_flat(sliced), gathered[1:])
     env.close()
