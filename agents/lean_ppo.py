@@ -28,7 +28,7 @@ The random streams are SB3's (the actions' noise drawn per step in the same shap
 same permutation of the rollout ordered vehicle by vehicle) and the arithmetic is SB3's up to rounding, so a
 lean run follows the SB3 run of the same seed until rounding differences grow: with ``ppo_speed_tracking``'s
 settings the parameters are equal after the first update, and without gSDE within 5e-7 after four; with gSDE
-(the noise a function of the state) rounding differences of 1e-7 in the actions tip episodes apart within a
+(the noise a function of the state) rounding differences of 1e-6 in the actions tip episodes apart within a
 few updates (1e-4 after two, 1e-2 after four), from where the two runs agree in distribution, not step for step.
 
 ``LeanPPO`` is a subclass of SB3's ``PPO`` with the same policy (``MultiInputPolicy``), optimiser,

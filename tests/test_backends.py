@@ -197,3 +197,44 @@ def test_the_lean_rollout_matches_sb3s_distribution():
     np.testing.assert_array_equal(r.raw_flat(copied), gathered)
     np.testing.assert_array_equal(r.raw_flat(sliced), gathered[1:])
     env.close()
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu", "elu"])
+@pytest.mark.parametrize("use_sde", [False, True])
+def test_the_rollouts_numpy_actor_acts_as_the_torch_actor(activation, use_sde):
+    """``_NumpyActor`` (the actor's layers copied into numpy for a rollout) gives torch's actions, noise and
+    log-probabilities to float32 rounding from the same generator state; an activation it does not copy (ELU)
+    keeps the torch path."""
+    import argparse
+
+    from acres_gym.agents import profile_training as pt
+    from acres_gym.agents.sb3_models import ObsNormalizer, build_model
+    from acres_gym.envs.sb3 import RangerSB3VecEnv
+
+    train_script = pt.train_script()
+    cfg = train_script.load_train_config("smoke", argparse.Namespace(
+        total_steps=None, seed=None, out=None,
+        overrides=[f"policy_kwargs.activation_fn={activation}", f"algo_kwargs.use_sde={str(use_sde).lower()}"]))
+    env = ObsNormalizer(RangerSB3VecEnv(train_script.make_env(cfg)), norm_obs=True, norm_reward=False)
+    model = build_model("ppo", env, 0, cfg["algo_kwargs"], cfg["policy_kwargs"],
+                        algorithm=backends.model_class("ppo", "lean"))
+    model.learn(256)  # a rollout and an update: the layers are no longer their initial values
+    r = model._lean
+    model._rollout_start()
+    assert (r.actor is not None) == (activation != "elu")
+    if r.actor is None:
+        env.close()
+        return
+    flat = r.obs.reshape(-1, r.width)[:env.num_envs]
+    torch.manual_seed(7)
+    got = model._act(flat)
+    r.actor = None
+    torch.manual_seed(7)
+    want = model._act(flat)
+    np.testing.assert_allclose(got[0], want[0], rtol=0, atol=1e-5)  # actions
+    np.testing.assert_allclose(got[1], want[1], rtol=0, atol=1e-5)  # their noise
+    if use_sde:
+        np.testing.assert_allclose(got[2], want[2], rtol=0, atol=1e-4)  # log-probabilities
+    else:
+        assert got[2] is None and want[2] is None  # from the noise at the rollout's end
+    env.close()
