@@ -186,7 +186,8 @@ class _NumpyActor:
     """The actor's layers (``mlp_extractor.policy_net`` and ``action_net``) copied into numpy arrays for one
     rollout, in which the policy does not change: the same function as the torch layers within float32 rounding
     (about 1e-6), for a batch of a few vehicles at a fraction of the cost of torch's per-operation dispatch.
-    gSDE's exploration matrices are copied with them (``sde``), whenever the policy draws new ones."""
+    gSDE's exploration matrices and their std (``sde_std``, the rollout's) are copied with them, whenever the
+    policy draws new ones."""
 
     ACTIVATIONS = {torch.nn.Tanh: np.tanh, torch.nn.ReLU: lambda x: np.maximum(x, 0.0, out=x)}
 
@@ -197,20 +198,19 @@ class _NumpyActor:
         return isinstance(net, torch.nn.Sequential) and all(
             type(m) is torch.nn.Linear or type(m) in cls.ACTIVATIONS for m in net)
 
-    def __init__(self, policy, sde: bool) -> None:
+    def __init__(self, policy, sde_std: torch.Tensor | None) -> None:
         def linear(m: torch.nn.Linear) -> tuple[np.ndarray, np.ndarray]:
             return (np.ascontiguousarray(m.weight.detach().numpy().T), m.bias.detach().numpy().copy())
 
         self.layers = [linear(m) if type(m) is torch.nn.Linear else self.ACTIVATIONS[type(m)]
                        for m in policy.mlp_extractor.policy_net]
         self.head = linear(policy.action_net)
-        self.log_std = None if sde else policy.log_std.detach().numpy().copy()
+        self.log_std = None if sde_std is not None else policy.log_std.detach().numpy().copy()
         self.matrix = self.matrices = self.std_sq = None
-        if sde:
+        if sde_std is not None:
             self.matrix = policy.action_dist.exploration_mat.detach().numpy().copy()
             self.matrices = policy.action_dist.exploration_matrices.detach().numpy().copy()
-            with torch.inference_mode():
-                self.std_sq = policy.action_dist.get_std(policy.log_std).square().numpy().copy()
+            self.std_sq = sde_std.square().numpy()
             self.epsilon = policy.action_dist.epsilon
 
     def act(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -295,7 +295,7 @@ class LeanPPO(stable_baselines3.PPO):
             policy.reset_noise(r.obs.shape[1])
             with torch.inference_mode():
                 r.sde_std = policy.action_dist.get_std(policy.log_std)
-        r.actor = _NumpyActor(policy, r.sde) if r.numpy_actor else None
+        r.actor = _NumpyActor(policy, r.sde_std if r.sde else None) if r.numpy_actor else None
 
     def _rollout_end(self) -> None:
         """The log-probabilities of the rollout's actions from their noise, and with flat features its values."""

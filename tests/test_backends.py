@@ -48,6 +48,22 @@ def finite_run(report: dict) -> None:
     assert params and all(np.isfinite(v).all() for v in params.values())
 
 
+def lean_smoke_model(*overrides: str):
+    """The smoke config's normalised native vector env (SB3's adapter) and an untrained ``LeanPPO`` on it."""
+    import argparse
+
+    from acres_gym.agents import profile_training as pt
+    from acres_gym.agents.sb3_models import ObsNormalizer, build_model
+    from acres_gym.envs.sb3 import RangerSB3VecEnv
+
+    train_script = pt.train_script()
+    cfg = train_script.load_train_config("smoke", argparse.Namespace(total_steps=None, seed=None, out=None,
+                                                                     overrides=list(overrides)))
+    env = ObsNormalizer(RangerSB3VecEnv(train_script.make_env(cfg)), norm_obs=True, norm_reward=False)
+    return env, build_model("ppo", env, 0, cfg["algo_kwargs"], cfg["policy_kwargs"],
+                            algorithm=backends.model_class("ppo", "lean"))
+
+
 @pytest.fixture(scope="module")
 def smoke_runs(tmp_path_factory) -> dict[str, dict]:
     """A short run of the smoke config with each backend (made once for the module)."""
@@ -162,18 +178,7 @@ def test_a_bad_backend_or_an_unsupported_setting_is_a_one_line_error(tmp_path, c
 def test_the_lean_rollout_matches_sb3s_distribution():
     """The values and log-probabilities a lean rollout keeps are SB3's policy's for the same observations and
     actions, and the normaliser's flat path gives its Dict path's figures."""
-    import argparse
-
-    from acres_gym.agents import profile_training as pt
-    from acres_gym.agents.sb3_models import ObsNormalizer, build_model
-    from acres_gym.envs.sb3 import RangerSB3VecEnv
-
-    train_script = pt.train_script()
-    cfg = train_script.load_train_config("smoke", argparse.Namespace(total_steps=None, seed=None, out=None,
-                                                                     overrides=[]))
-    env = ObsNormalizer(RangerSB3VecEnv(train_script.make_env(cfg)), norm_obs=True, norm_reward=False)
-    model = build_model("ppo", env, 0, cfg["algo_kwargs"], cfg["policy_kwargs"],
-                        algorithm=backends.model_class("ppo", "lean"))
+    env, model = lean_smoke_model()
     model.learn(256)  # one update: the policy changes
     model.train = lambda: None  # the next rollout stays the policy's as it is now
     model.learn(256, reset_num_timesteps=False)
@@ -205,19 +210,8 @@ def test_the_rollouts_numpy_actor_acts_as_the_torch_actor(activation, use_sde):
     """``_NumpyActor`` (the actor's layers copied into numpy for a rollout) gives torch's actions, noise and
     log-probabilities to float32 rounding from the same generator state; an activation it does not copy (ELU)
     keeps the torch path."""
-    import argparse
-
-    from acres_gym.agents import profile_training as pt
-    from acres_gym.agents.sb3_models import ObsNormalizer, build_model
-    from acres_gym.envs.sb3 import RangerSB3VecEnv
-
-    train_script = pt.train_script()
-    cfg = train_script.load_train_config("smoke", argparse.Namespace(
-        total_steps=None, seed=None, out=None,
-        overrides=[f"policy_kwargs.activation_fn={activation}", f"algo_kwargs.use_sde={str(use_sde).lower()}"]))
-    env = ObsNormalizer(RangerSB3VecEnv(train_script.make_env(cfg)), norm_obs=True, norm_reward=False)
-    model = build_model("ppo", env, 0, cfg["algo_kwargs"], cfg["policy_kwargs"],
-                        algorithm=backends.model_class("ppo", "lean"))
+    env, model = lean_smoke_model(f"policy_kwargs.activation_fn={activation}",
+                                  f"algo_kwargs.use_sde={str(use_sde).lower()}")
     model.learn(256)  # a rollout and an update: the layers are no longer their initial values
     r = model._lean
     model._rollout_start()
