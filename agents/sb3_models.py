@@ -33,6 +33,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecNormalize
 
 from acres_gym.agents.algorithms import ALGORITHMS, PPO, SAC, algorithm_class, distribution_checks  # noqa: F401  (named here as before)
+from acres_gym.agents.running_stats import normalize, update_moments
 from acres_gym.envs.config import load_config
 
 ACTIVATIONS = ("tanh", "relu", "elu", "gelu", "leaky_relu")
@@ -155,10 +156,11 @@ def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = N
 class ObsNormalizer(VecNormalize):
     """``VecNormalize`` over the concatenated entries of a ``Dict`` observation (see the module docstring).
 
-    Bit for bit SB3's figures: the running statistics follow ``RunningMeanStd.update_from_moments``
-    element by element, and the batch moments are reduced in numpy's order for each entry (entries of one
-    element over a contiguous copy, where numpy sums pairwise; wider entries row by row, as numpy reduces
-    their first axis). Anything but a normalised ``Dict`` observation is left to ``VecNormalize``.
+    Bit for bit SB3's figures: one compiled pass (``acres_gym.agents.running_stats``) follows
+    ``RunningMeanStd.update_from_moments`` element by element, with the batch moments reduced in numpy's order
+    for each entry, and updates the entries' statistics in place (they are views of the concatenated arrays).
+    Observations that are not float32, and entries whose counts differ, are updated by SB3's own code; anything
+    but a normalised ``Dict`` observation is left to ``VecNormalize``.
     """
 
     def __getstate__(self) -> dict[str, Any]:
@@ -180,27 +182,23 @@ class ObsNormalizer(VecNormalize):
             self._layout = cached
         return cached[1:]
 
-    def _cached_stats(self, stats: list) -> tuple | None:
-        """``(mean, var, sqrt(var + epsilon))`` concatenated, when kept for these very arrays of ``stats``."""
+    def _flat_stats(self, stats: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The concatenated means, variances and ``sqrt(var + epsilon)`` of ``stats`` (float64). Each entry's
+        ``mean`` and ``var`` are views of the first two, so ``update_moments`` updates them in place; kept
+        while the entries hold those very arrays (SB3's own update or a load replaces them)."""
         cached = self.__dict__.get("_stats_cache")
-        if (cached is not None and cached[2] == self.epsilon and len(cached[0]) == len(stats)
+        if (cached is not None and cached[1] == self.epsilon and len(cached[0]) == len(stats)
                 and all(m is r.mean and v is r.var for (m, v), r in zip(cached[0], stats, strict=True))):
-            return cached[1], cached[4], cached[3]
-        return None
-
-    def _flat_stats(self, stats: list) -> tuple[np.ndarray, np.ndarray]:
-        """The concatenated means and ``sqrt(var + epsilon)`` of ``stats``, kept while they are the same arrays."""
-        cached = self._cached_stats(stats)
-        if cached is not None:
-            return cached[0], cached[2]
-        mean = np.concatenate([r.mean.reshape(-1) for r in stats])
-        var = np.concatenate([r.var.reshape(-1) for r in stats])
-        return self._keep_flat_stats(stats, mean, var)
-
-    def _keep_flat_stats(self, stats: list, mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        denominator = np.sqrt(var + self.epsilon)
-        self._stats_cache = ([(r.mean, r.var) for r in stats], mean, self.epsilon, denominator, var)
-        return mean, denominator
+            return cached[2]
+        _, _, _, slices = self._flat_layout()
+        mean = np.concatenate([np.asarray(r.mean, dtype=np.float64).reshape(-1) for r in stats])
+        var = np.concatenate([np.asarray(r.var, dtype=np.float64).reshape(-1) for r in stats])
+        for r, sl in zip(stats, slices, strict=True):
+            r.mean = mean[sl].reshape(np.shape(r.mean))
+            r.var = var[sl].reshape(np.shape(r.var))
+        flat = (mean, var, np.sqrt(var + self.epsilon))
+        self._stats_cache = ([(r.mean, r.var) for r in stats], self.epsilon, flat)
+        return flat
 
     def _flatten(self, obs: Mapping[str, np.ndarray], keys: list[str], widths: list[int]) -> np.ndarray:
         n = np.asarray(obs[keys[0]]).size // max(1, widths[0])
@@ -211,40 +209,19 @@ class ObsNormalizer(VecNormalize):
                     and self.norm_obs_keys)
 
     def _update_obs_rms(self, obs: Mapping[str, np.ndarray], flat: np.ndarray | None = None) -> None:
-        keys, widths, single, slices = self._flat_layout()
+        keys, widths, single, _ = self._flat_layout()
         stats = [self.obs_rms[k] for k in keys]
-        if len({float(r.count) for r in stats}) != 1:  # entries updated apart: SB3's own, entry by entry
-            for k in self.obs_rms:
-                self.obs_rms[k].update(obs[k])
-            return
         if flat is None:
             flat = self._flatten(obs, keys, widths)
-        batch_mean, batch_var = flat.mean(axis=0), flat.var(axis=0)
-        if single.any():
-            cols = np.ascontiguousarray(flat[:, single].T)
-            batch_mean[single], batch_var[single] = cols.mean(axis=1), cols.var(axis=1)
-        batch_count = flat.shape[0]
-        cached = self._cached_stats(stats)
-        if cached is not None:  # the concatenation kept from the last update (the same figures)
-            mean, var = cached[0], cached[1]
-        else:
-            mean = np.concatenate([r.mean.reshape(-1) for r in stats])
-            var = np.concatenate([r.var.reshape(-1) for r in stats])
-        count = stats[0].count
-        # RunningMeanStd.update_from_moments, the same operations in the same order
-        delta = batch_mean - mean
-        tot_count = count + batch_count
-        new_mean = mean + delta * batch_count / tot_count
-        m_a = var * count
-        m_b = batch_var * batch_count
-        m_2 = m_a + m_b + np.square(delta) * count * batch_count / (count + batch_count)
-        new_var = m_2 / (count + batch_count)
-        new_count = batch_count + count
-        for r, sl in zip(stats, slices, strict=True):
-            r.mean = new_mean[sl].reshape(r.mean.shape)
-            r.var = new_var[sl].reshape(r.var.shape)
-            r.count = new_count
-        self._keep_flat_stats(stats, new_mean, new_var)
+        if len({float(r.count) for r in stats}) != 1 or flat.dtype != np.float32:
+            for k in self.obs_rms:  # entries updated apart, or not float32: SB3's own, entry by entry
+                self.obs_rms[k].update(obs[k])
+            return
+        mean, var, denominator = self._flat_stats(stats)
+        count = update_moments(np.ascontiguousarray(flat), single, mean, var, denominator, float(stats[0].count),
+                               float(self.epsilon))
+        for r in stats:
+            r.count = count
 
     def flat_keys(self) -> list[str]:
         """The normalised entries in the order of ``flatten`` and ``normalize_flat``."""
@@ -263,16 +240,14 @@ class ObsNormalizer(VecNormalize):
         """``flatten(normalize_obs(obs))`` from ``flat = flatten(obs)``: the same float32 figures, never split into
         entries (the lean backend's rollouts, ``acres_gym.agents.lean_ppo``)."""
         keys, _, _, _ = self._flat_layout()
-        mean, denominator = self._flat_stats([self.obs_rms[k] for k in keys])
-        return np.clip((flat - mean) / denominator, -self.clip_obs, self.clip_obs).astype(np.float32)
+        mean, _, denominator = self._flat_stats([self.obs_rms[k] for k in keys])
+        return normalize(flat, mean, denominator, float(self.clip_obs), np.empty(flat.shape, dtype=np.float32))
 
     def normalize_obs(self, obs):
         if not self._fast(obs):
             return super().normalize_obs(obs)
         keys, widths, _, slices = self._flat_layout()
-        mean, denominator = self._flat_stats([self.obs_rms[k] for k in keys])
-        flat = self._flatten(obs, keys, widths)
-        z = np.clip((flat - mean) / denominator, -self.clip_obs, self.clip_obs).astype(np.float32)
+        z = self.normalize_flat(self._flatten(obs, keys, widths))
         out = copy.copy(obs)
         for k in obs:
             if k not in self.obs_rms or k not in keys:

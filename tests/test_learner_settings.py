@@ -48,6 +48,37 @@ def test_statistics_observations_and_terminal_observations_equal_vecnormalize_to
     assert np.abs(fast.obs_rms["wheel_speeds"].var - 1.0).max() > 1e-3
 
 
+@pytest.mark.parametrize("rows", [1, 5, 9, 16, 64, 137, 300])
+def test_the_compiled_update_is_runningmeanstd_to_the_bit_for_every_batch_size(rows):
+    """``update_moments`` against SB3's ``RunningMeanStd.update``, entry by entry, for batches under 8 rows
+    (numpy sums a one-element entry in one running sum), up to 128 (eight partial sums) and above (halves)."""
+    from stable_baselines3.common.running_mean_std import RunningMeanStd
+
+    from acres_gym.agents.running_stats import normalize, pairwise_sum, update_moments
+
+    rng = np.random.default_rng(rows)
+    widths = [1, 3, 1, 2, 1]
+    reference = [RunningMeanStd(shape=(w,)) for w in widths]
+    single = np.repeat(np.array(widths) == 1, widths)
+    mean, var = np.zeros(sum(widths)), np.ones(sum(widths))
+    denominator, count = np.empty_like(var), 1e-4
+    for step in range(4):
+        scale = rng.uniform(0.01, 1e3, size=sum(widths))
+        flat = (rng.standard_normal((rows, sum(widths))) * scale + scale).astype(np.float32)
+        ends = np.cumsum(widths)
+        for stats, end, w in zip(reference, ends, widths, strict=True):
+            stats.update(flat[:, end - w:end])
+        count = update_moments(flat, single, mean, var, denominator, count, 1e-8)
+        assert count == reference[0].count
+        assert np.array_equal(mean, np.concatenate([r.mean for r in reference])), step
+        assert np.array_equal(var, np.concatenate([r.var for r in reference])), step
+        assert np.array_equal(denominator, np.sqrt(var + 1e-8))
+    z = normalize(flat, mean, denominator, 10.0, np.empty(flat.shape, dtype=np.float32))
+    assert np.array_equal(z, np.clip((flat - mean) / denominator, -10.0, 10.0).astype(np.float32))
+    column = np.ascontiguousarray(flat[:, 0])
+    assert pairwise_sum(column, 0, rows, 1) == np.add.reduce(column)  # numpy's own order of additions
+
+
 def test_image_entries_and_a_saved_vecnormalize_load_as_obsnormalizer(tmp_path):
     sb3, fast = (wrapped(cls, "acres_gym/RangerOffroadNavigation-v1", 3, max_episode_s=1.0)
                  for cls in (VecNormalize, ObsNormalizer))
