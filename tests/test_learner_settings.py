@@ -54,7 +54,8 @@ def test_the_compiled_update_is_runningmeanstd_to_the_bit_for_every_batch_size(r
     (numpy sums a one-element entry in one running sum), up to 128 (eight partial sums) and above (halves)."""
     from stable_baselines3.common.running_mean_std import RunningMeanStd
 
-    from acres_gym.agents.running_stats import normalize, pairwise_sum, update_moments
+    from acres_gym.agents.running_stats import normalize, update_moments
+    from acres_gym.runtime.libm import pairwise_sum
 
     rng = np.random.default_rng(rows)
     widths = [1, 3, 1, 2, 1]
@@ -76,7 +77,7 @@ def test_the_compiled_update_is_runningmeanstd_to_the_bit_for_every_batch_size(r
     z = normalize(flat, mean, denominator, 10.0, np.empty(flat.shape, dtype=np.float32))
     assert np.array_equal(z, np.clip((flat - mean) / denominator, -10.0, 10.0).astype(np.float32))
     column = np.ascontiguousarray(flat[:, 0])
-    assert pairwise_sum(column, 0, rows, 1) == np.add.reduce(column)  # numpy's own order of additions
+    assert pairwise_sum(column, 0, rows, False) == np.add.reduce(column)  # numpy's own order of additions
 
 
 def test_image_entries_and_a_saved_vecnormalize_load_as_obsnormalizer(tmp_path):

@@ -1,6 +1,6 @@
-"""Gradient noise and sums for the terrain generators: Perlin noise on the grid and its fractal sum of octaves
-(``_fractal_noise``), and sums that walk numpy's pairwise summation tree (``_pairwise_sum``), so that a seed
-gives the same terrain, bit for bit, on every machine."""
+"""Gradient noise for the terrain generators: Perlin noise on the grid and its fractal sum of octaves
+(``_fractal_noise``), so that a seed gives the same terrain, bit for bit, on every machine (the generators'
+sums walk numpy's pairwise summation tree: ``acres_gym.runtime.libm.pairwise_sum``)."""
 
 from __future__ import annotations
 
@@ -126,79 +126,6 @@ def _fractal_noise(rng, x, y, wavelengths, amplitudes, cell, out):
         angle = rng.uniform(0.0, 2.0 * np.pi, (int(math.floor(v[-1])) + 2, int(math.floor(u[-1])) + 2))
         gx, gy = _gradients(angle)
         _perlin_on_grid(gx, gy, u, v, amplitudes[n], out)
-
-
-@njit(cache=True, nogil=True)
-def _term(values, i, squared):
-    return values[i] * values[i] if squared else values[i]
-
-
-@njit(cache=True, nogil=True)
-def _block_sum(values, lo, n, squared):
-    """numpy's sum of at most 128 contiguous values (``_pairwise_sum``): below 8 values one after the other,
-    else eight interleaved partial sums added pairwise, then the remaining values."""
-    if n < 8:
-        total = 0.0
-        for i in range(lo, lo + n):
-            total += _term(values, i, squared)
-        return total
-    r0, r1, r2, r3 = _term(values, lo, squared), _term(values, lo + 1, squared), _term(values, lo + 2, squared), \
-        _term(values, lo + 3, squared)
-    r4, r5, r6, r7 = _term(values, lo + 4, squared), _term(values, lo + 5, squared), \
-        _term(values, lo + 6, squared), _term(values, lo + 7, squared)
-    i = lo + 8
-    while i < lo + n - n % 8:
-        r0 += _term(values, i, squared)
-        r1 += _term(values, i + 1, squared)
-        r2 += _term(values, i + 2, squared)
-        r3 += _term(values, i + 3, squared)
-        r4 += _term(values, i + 4, squared)
-        r5 += _term(values, i + 5, squared)
-        r6 += _term(values, i + 6, squared)
-        r7 += _term(values, i + 7, squared)
-        i += 8
-    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    for k in range(i, lo + n):
-        total += _term(values, k, squared)
-    return total
-
-
-@njit(cache=True, nogil=True)
-def _pairwise_sum(values, lo, n, squared):
-    """The sum of ``values[lo:lo + n]`` (of their squares when ``squared``) as numpy adds a contiguous
-    float64 array (``numpy.sum``, ``numpy.mean``), so the result is numpy's bit for bit: a stretch of more
-    than 128 values is the sum of its two halves (the first half's length rounded down to a multiple of 8),
-    a shorter one ``_block_sum``. numpy recurses; this walks the same tree with a stack (a cached recursive
-    kernel is not safe to load)."""
-    start = np.empty(64, np.int64)  # per level of the walk: the stretch, and the left half's sum once known
-    length = np.empty(64, np.int64)
-    left = np.full(64, np.nan)
-    right_pending = np.zeros(64, np.bool_)
-    top = 0
-    start[0], length[0] = lo, n
-    while True:
-        m = length[top]
-        if m > 128:  # descend into the left half
-            half = m // 2
-            half -= half % 8
-            right_pending[top] = True
-            top += 1
-            start[top], length[top] = start[top - 1], half
-            continue
-        value = _block_sum(values, start[top], m, squared)
-        while True:  # hand the value up: start the right half of a stretch, or finish the stretch
-            top -= 1
-            if top < 0:
-                return value
-            half = length[top] // 2
-            half -= half % 8
-            if right_pending[top]:
-                right_pending[top] = False
-                left[top] = value
-                top += 1
-                start[top], length[top] = start[top - 1] + half, length[top - 1] - half
-                break
-            value = left[top] + value
 
 
 @njit(cache=True, nogil=True)

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from acres_gym.runtime.libm import pairwise_sum
 from acres_gym.terrain.grid import Terrain
 from acres_gym.terrain.noise import (
     _count_below,
     _fractal_noise,
-    _pairwise_sum,
     _smootherstep,
 )
 from acres_gym.terrain.shapes import (
@@ -37,7 +37,7 @@ def _flatten_spawn(height, x, y, sx, sy, radius, blend, cell):
     Beyond ``radius + blend`` the fade is exactly 1, so the distances and the fade are computed only in the
     window of grid points within ``radius + blend`` (plus two cells) of the spawn point on either axis (the
     values of the whole-grid formula, bit for bit); the points within ``radius`` are met in row-major order
-    and their mean is numpy's (``_pairwise_sum``)."""
+    and their mean is numpy's (``pairwise_sum``)."""
     reach = radius + blend + 2.0 * cell
     i0, i1 = _count_below(x, sx - reach, False), _count_below(x, sx + reach, True)
     j0, j1 = _count_below(y, sy - reach, False), _count_below(y, sy + reach, True)
@@ -49,7 +49,7 @@ def _flatten_spawn(height, x, y, sx, sy, radius, blend, cell):
                 inside[count] = height[j, i]
                 count += 1
     if count > 0:
-        level = _pairwise_sum(inside, 0, count, False) / count
+        level = pairwise_sum(inside, 0, count, False) / count
     else:  # no grid point within the radius: the nearest one's height, and the fade over the whole grid
         nearest, best = 0, math.inf
         for j in range(y.size):
@@ -78,7 +78,7 @@ def _rough_height(rng, x, y, wavelengths, amplitudes, cell, sx, sy, radius, blen
     _fractal_noise(rng, x, y, wavelengths, amplitudes, cell, height)
     _flatten_spawn(height, x, y, sx, sy, radius, blend, cell)
     flat = height.ravel()
-    rms = math.sqrt(_pairwise_sum(flat, 0, flat.size, True) / flat.size)
+    rms = math.sqrt(pairwise_sum(flat, 0, flat.size, True) / flat.size)
     scale = roughness / rms if rms > 0.0 else 0.0
     for p in range(flat.size):
         flat[p] *= scale
