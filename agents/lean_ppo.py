@@ -20,14 +20,18 @@ learner here is the same PPO written as CleanRL's single-file PPO is:
   heads). Truncated episodes are bootstrapped with the value of their final observation (as SB3 does) in one
   batched pass; info dicts are made only for the episodes that ended (the callbacks' ``infos``).
 - **The update** is SB3's loss (clipped surrogate, value loss with optional clipping, entropy, advantage
-  normalisation, gradient clipping, the ``target_kl`` stop) over minibatches that index one observation
-  tensor, with Adam's fused kernel and ``tanh`` as ``2 sigmoid(2x) - 1`` on the minibatches; the logged
-  figures are reduced once per update.
+  normalisation, gradient clipping, the ``target_kl`` stop, Adam) over minibatches gathered from one array of
+  the rollout's samples. For an MLP actor and critic over the flat observation (every shipped config but
+  navigation's CNN) it runs in numpy with the gradients written out (``lean_update.NumpyUpdate``: torch's
+  autograd, per-operation dispatch and per-parameter optimiser cost about as much as the arithmetic at these
+  sizes); otherwise by torch's autograd, with Adam's fused kernel and ``tanh`` as ``2 sigmoid(2x) - 1`` on the
+  minibatches. The logged figures are reduced once per update.
 
 The random streams are SB3's (the actions' noise drawn per step in the same shape, the minibatches by the
 same permutation of the rollout ordered vehicle by vehicle) and the arithmetic is SB3's up to rounding, so a
 lean run follows the SB3 run of the same seed until rounding differences grow: with ``ppo_speed_tracking``'s
-settings the parameters are equal after the first update, and without gSDE within 5e-7 after four; with gSDE
+settings the parameters are equal after the first update to float32 rounding (the numpy update agrees with
+torch's within 2e-7 on the same rollout), and without gSDE within 5e-7 after four; with gSDE
 (the noise a function of the state) rounding differences of 1e-6 in the actions tip episodes apart within a
 few updates (1e-4 after two, 1e-2 after four), from where the two runs agree in distribution, not step for step.
 
@@ -57,6 +61,7 @@ from stable_baselines3.common.torch_layers import CombinedExtractor
 from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecNormalize
 
+from acres_gym.agents.lean_update import FIGURES, NumpyUpdate
 from acres_gym.agents.sb3_models import ObsNormalizer
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 
@@ -235,6 +240,7 @@ class LeanPPO(stable_baselines3.PPO):
     """SB3's PPO with lean rollouts on the native vector env and a lean update (see the module docstring)."""
 
     numpy_actor = True  # the rollouts' actor copied into numpy (_NumpyActor) where it can be; False: torch's layers
+    numpy_update = True  # the update in numpy (lean_update.NumpyUpdate) where it can be; False: torch's autograd
 
     def _setup_model(self) -> None:
         super()._setup_model()
@@ -246,9 +252,10 @@ class LeanPPO(stable_baselines3.PPO):
             raise ValueError("backend 'lean' needs one shared features extractor and unsquashed actions; "
                              "use backend sb3")
         self._lean: _Rollout | None = None
+        self._numpy: NumpyUpdate | None = None
 
     def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "_lean", "numpy_actor"]
+        return [*super()._excluded_save_params(), "_lean", "_numpy", "numpy_actor", "numpy_update"]
 
     # --- the parts a rollout step is made of (the profiler times each) ------------------------------------
     def _features(self, x: torch.Tensor) -> torch.Tensor:
@@ -418,20 +425,28 @@ class LeanPPO(stable_baselines3.PPO):
         np.add(r.advantages, r.values, out=r.returns)
 
     def train(self) -> None:
-        """SB3's PPO update (``PPO.train``) over the rollout arrays (see the module docstring), with Adam's fused
-        implementation (one kernel for all parameters) when the policy's optimiser is Adam."""
+        """SB3's PPO update (``PPO.train``) over the rollout arrays (see the module docstring): in numpy with the
+        gradients written out (``lean_update.NumpyUpdate``) for the MLP policies it covers, else by torch's
+        autograd with Adam's fused implementation (one kernel for all parameters) when the optimiser is Adam."""
+        if self.numpy_update and self._lean.flat_features and NumpyUpdate.supported(self.policy):
+            if self._numpy is None or self._numpy.policy is not self.policy:
+                self._numpy = NumpyUpdate(self.policy)
+            self._update(self._numpy_epochs)
+            return
         groups = self.policy.optimizer.param_groups
         flags = [(g.get("foreach"), g.get("fused")) for g in groups]
         if type(self.policy.optimizer) is torch.optim.Adam:
             for g in groups:
                 g["foreach"], g["fused"] = False, True
         try:
-            self._update()
+            self._update(self._torch_epochs)
         finally:  # the optimiser is saved as SB3 made it
             for g, (foreach, fused) in zip(groups, flags, strict=True):
                 g["foreach"], g["fused"] = foreach, fused
 
-    def _update(self) -> None:
+    def _update(self, epochs) -> None:
+        """One update: ``epochs`` (``_numpy_epochs`` or ``_torch_epochs``) over the rollout's samples, then SB3's
+        log records."""
         r, policy = self._lean, self.policy
         policy.set_training_mode(True)
         self._update_learning_rate(policy.optimizer)
@@ -439,15 +454,68 @@ class LeanPPO(stable_baselines3.PPO):
         clip_range_vf = None if self.clip_range_vf is None else self.clip_range_vf(self._current_progress_remaining)
         total = r.rewards.size
 
-        def samples(a: np.ndarray) -> torch.Tensor:  # vehicle by vehicle, as SB3's buffer: the same minibatches
-            return torch.from_numpy(np.ascontiguousarray(a.swapaxes(0, 1)).reshape(total, *a.shape[2:]))
+        def samples(a: np.ndarray) -> np.ndarray:  # vehicle by vehicle, as SB3's buffer: the same minibatches
+            return np.ascontiguousarray(a.swapaxes(0, 1)).reshape(total, -1)
 
-        # one tensor of the samples' columns, so that a minibatch is one gather: observation, action, old
+        # one array of the samples' columns, so that a minibatch is one gather: observation, action, old
         # log-probability, old value, advantage, return
-        act_dim = r.actions.shape[2]
-        packed = torch.cat([samples(r.obs), samples(r.actions)] + [samples(a)[:, None] for a in (
-            r.log_probs, r.values, r.advantages, r.returns)], dim=1)
-        a0 = r.width + act_dim
+        packed = np.concatenate([samples(a) for a in (r.obs, r.actions, r.log_probs, r.values, r.advantages,
+                                                      r.returns)], axis=1)
+        (pg, value, entropy, clip_fraction), kl, loss = epochs(packed, clip_range, clip_range_vf)
+        self.logger.record("train/entropy_loss", entropy)
+        self.logger.record("train/policy_gradient_loss", pg)
+        self.logger.record("train/value_loss", value)
+        self.logger.record("train/approx_kl", kl)
+        self.logger.record("train/clip_fraction", clip_fraction)
+        self.logger.record("train/loss", loss)
+        self.logger.record("train/explained_variance", explained_variance(r.values.flatten(), r.returns.flatten()))
+        self.logger.record("train/std", torch.exp(policy.log_std).mean().item())
+        self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
+        self.logger.record("train/clip_range", clip_range)
+        if clip_range_vf is not None:
+            self.logger.record("train/clip_range_vf", clip_range_vf)
+
+    def _numpy_epochs(self, packed: np.ndarray, clip_range: float, clip_range_vf: float | None
+                      ) -> tuple[list[float], float, float]:
+        """The update's epochs by ``NumpyUpdate``: (policy, value, entropy loss, clip fraction means), the last
+        epoch's mean approximate KL, the last minibatch's loss."""
+        r, update = self._lean, self._numpy
+        update.begin()
+        total, a0 = packed.shape[0], r.width + r.actions.shape[2]
+        figures = np.zeros((self.n_epochs * math.ceil(total / self.batch_size), len(FIGURES)))
+        done, kls, continue_training = 0, [], True
+        batch = np.empty((min(self.batch_size, total), packed.shape[1]), np.float32)
+        for _ in range(self.n_epochs):
+            kls = []
+            order = np.random.permutation(total)
+            for start in range(0, total, self.batch_size):
+                rows = order[start:start + self.batch_size]
+                mb = batch[:len(rows)]
+                np.take(packed, rows, axis=0, out=mb)
+                row = figures[done]
+                update.loss_and_gradients(mb[:, :r.width], mb[:, r.width:a0], mb[:, a0], mb[:, a0 + 1], mb[:, a0 + 2],
+                                          mb[:, a0 + 3], clip_range, clip_range_vf, float(self.ent_coef),
+                                          float(self.vf_coef), bool(self.normalize_advantage), row)
+                done += 1
+                kls.append(row[FIGURES.index("approx_kl")])
+                if self.target_kl is not None and kls[-1] > 1.5 * self.target_kl:
+                    continue_training = False
+                    break
+                update.step(self.max_grad_norm)
+            self._n_updates += 1
+            if not continue_training:
+                break
+        means = figures[:done].mean(axis=0)
+        return ([means[FIGURES.index(k)] for k in ("policy_loss", "value_loss", "entropy_loss", "clip_fraction")],
+                float(np.mean(kls)), float(figures[done - 1, FIGURES.index("loss")]))
+
+    def _torch_epochs(self, packed_array: np.ndarray, clip_range: float, clip_range_vf: float | None
+                      ) -> tuple[list[float], float, float]:
+        """The update's epochs by torch's autograd (the policies ``NumpyUpdate`` does not cover), the same figures
+        as ``_numpy_epochs``."""
+        r, policy = self._lean, self.policy
+        packed = torch.from_numpy(packed_array)
+        total, a0 = packed.shape[0], r.width + r.actions.shape[2]
         params = list(policy.parameters())
         figures: list[torch.Tensor] = []  # per minibatch; SB3 logs the last epoch's approximate KL, the rest over all
         kls: list[torch.Tensor] = []
@@ -498,17 +566,4 @@ class LeanPPO(stable_baselines3.PPO):
             self._n_updates += 1
             if not continue_training:
                 break
-        pg, value, entropy, clip_fraction = torch.stack(figures).mean(dim=0).tolist()
-        kl = torch.stack(kls).mean().item()
-        self.logger.record("train/entropy_loss", entropy)
-        self.logger.record("train/policy_gradient_loss", pg)
-        self.logger.record("train/value_loss", value)
-        self.logger.record("train/approx_kl", kl)
-        self.logger.record("train/clip_fraction", clip_fraction)
-        self.logger.record("train/loss", loss.item())
-        self.logger.record("train/explained_variance", explained_variance(r.values.flatten(), r.returns.flatten()))
-        self.logger.record("train/std", torch.exp(policy.log_std).mean().item())
-        self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
-        self.logger.record("train/clip_range", clip_range)
-        if clip_range_vf is not None:
-            self.logger.record("train/clip_range_vf", clip_range_vf)
+        return torch.stack(figures).mean(dim=0).tolist(), torch.stack(kls).mean().item(), loss.item()

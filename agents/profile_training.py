@@ -38,7 +38,8 @@ of the training wall time), so both see the same load; the table gives its steps
 ``algo_kwargs.n_epochs=3,algo_kwargs.batch_size=1024``; the profiler's own keys: ``normaliser=sb3`` for
 SB3's ``VecNormalize`` in place of ``ObsNormalizer``, ``distribution_checks=on`` for rollouts with
 ``torch.distributions``' argument checks, as SB3's own PPO runs them; ``actor=torch`` for the lean rollouts'
-actor run by torch's layers in place of their numpy copy); the base config and each variant are
+actor run by torch's layers in place of their numpy copy; ``update=torch`` for the lean update by torch's autograd
+in place of its gradients written out in numpy, ``lean_update``); the base config and each variant are
 run in turn, ``--rounds`` times, and a last table gives each one's training steps/s as a ratio to the base's in the same
 round (medians over the rounds): compare settings on a shared machine by ratios, not by absolute figures.
 ``--backend sb3,lean`` times the learners side by side: the first is the base, each other a variant
@@ -63,7 +64,8 @@ from typing import Any
 import numpy as np
 
 # keys of the profiler's own, beside the training config's: the first value is what train.py runs
-PROFILER_KEYS = {"normaliser": ("fast", "sb3"), "distribution_checks": ("off", "on"), "actor": ("numpy", "torch")}
+PROFILER_KEYS = {"normaliser": ("fast", "sb3"), "distribution_checks": ("off", "on"), "actor": ("numpy", "torch"),
+                 "update": ("numpy", "torch")}
 ROWS = ("env step", "normaliser", "inference", "rollout other", "update", "evaluation", "logging", "other")
 
 
@@ -269,6 +271,7 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
     # the parts: rollouts, the update, SB3's logging; the policy's forward passes by hooks
     if backend == "lean":  # the lean rollouts step the native vector env and normalise by themselves
         model.numpy_actor = cfg.get("actor", "numpy") == "numpy"
+        model.numpy_update = cfg.get("update", "numpy") == "numpy"
         venv.step = timer.timed("env step", venv.step)
         model._normalise = timer.timed("normaliser", model._normalise)
         model._act = timer.timed("inference", model._act)
@@ -341,6 +344,8 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
         # the lean rollouts' actor as it ran: numpy (its layers copied) or torch; None for SB3's own rollouts
         "actor": (None if backend != "lean" else "numpy" if model._lean is not None and model._lean.numpy_actor
                   else "torch"),
+        # the lean update as it ran: numpy (lean_update.NumpyUpdate) or torch's autograd; None for SB3's own
+        "update": (None if backend != "lean" else "numpy" if model._numpy is not None else "torch"),
     }
 
 

@@ -232,3 +232,80 @@ def test_the_rollouts_numpy_actor_acts_as_the_torch_actor(activation, use_sde):
     else:
         assert got[2] is None and want[2] is None  # from the noise at the rollout's end
     env.close()
+
+
+UPDATE_VARIANTS = {
+    "diagonal gaussian": [],
+    "gsde": ["algo_kwargs.use_sde=true"],
+    "relu, value clipping, entropy, raw advantages": [
+        "policy_kwargs.activation_fn=relu", "algo_kwargs.use_sde=true", "algo_kwargs.clip_range_vf=0.1",
+        "algo_kwargs.ent_coef=0.01", "algo_kwargs.normalize_advantage=false"],
+    "one hidden layer, weight decay": ["policy_kwargs.net_arch=[16]",
+                                       "policy_kwargs.optimizer_kwargs={weight_decay: 0.01}"],
+    "target_kl stop": ["algo_kwargs.target_kl=0.001"],
+}
+
+
+def _update_from(model, start, numpy_update: bool) -> tuple[dict, dict, dict, int]:
+    """``model.train()`` from ``start`` (policy, optimiser, numpy generator, update count) by one implementation:
+    the parameters, the logged figures, Adam's state and the epochs run."""
+    import copy
+
+    policy_state, optimizer_state, generator, updates = start
+    model.policy.load_state_dict(copy.deepcopy(policy_state))
+    model.policy.optimizer.load_state_dict(copy.deepcopy(optimizer_state))  # loading keeps the given tensors
+    np.random.set_state(generator)
+    model._n_updates, model.numpy_update = updates, numpy_update
+    model.train()
+    params = {k: v.detach().numpy().copy() for k, v in model.policy.state_dict().items()}
+    return (params, dict(model.logger.name_to_value), copy.deepcopy(model.policy.optimizer.state_dict()["state"]),
+            model._n_updates - updates)
+
+
+@pytest.mark.parametrize("variant", list(UPDATE_VARIANTS))
+def test_the_numpy_update_is_torchs_update_to_float32_rounding(variant):
+    """``NumpyUpdate`` (the update with its gradients written out) moves every parameter, Adam's moments and the
+    logged figures as torch's autograd update does from the same state, to float32 rounding, in each setting it
+    covers; every parameter moves by more than 1e-4, fifty times the tolerance, so a wrong gradient or
+    optimiser step fails."""
+    import copy
+
+    from acres_gym.agents.lean_update import NumpyUpdate
+
+    env, model = lean_smoke_model("algo_kwargs.learning_rate=0.003", "algo_kwargs.n_epochs=4",
+                                  *UPDATE_VARIANTS[variant])
+    model.learn(512)  # two rollouts and updates: Adam's moments are not zero
+    model.collect_rollouts(model.env, model._init_callback(None), model.rollout_buffer, model.n_steps)  # a new one
+    assert NumpyUpdate.supported(model.policy)
+    start = (copy.deepcopy(model.policy.state_dict()), copy.deepcopy(model.policy.optimizer.state_dict()),
+             np.random.get_state(), model._n_updates)
+    (want, want_log, want_adam, want_epochs), (got, got_log, got_adam, got_epochs) = (
+        _update_from(model, start, numpy_update) for numpy_update in (False, True))
+    assert got_epochs == want_epochs and (want_epochs < 4) == (variant == "target_kl stop")
+    for key, value in want.items():
+        assert np.abs(value - start[0][key].numpy()).max() > 1e-4, key
+        np.testing.assert_allclose(got[key], value, rtol=0, atol=2e-6, err_msg=key)
+    for key in ("train/policy_gradient_loss", "train/value_loss", "train/entropy_loss", "train/approx_kl",
+                "train/clip_fraction", "train/loss"):
+        assert got_log[key] == pytest.approx(want_log[key], rel=1e-4, abs=1e-6), key
+    assert want_log["train/clip_fraction"] > 0  # the clipped branch of the surrogate was taken
+    for index, state in want_adam.items():
+        assert float(got_adam[index]["step"]) == float(state["step"])
+        np.testing.assert_allclose(got_adam[index]["exp_avg"], state["exp_avg"], rtol=1e-4, atol=1e-7)
+        np.testing.assert_allclose(got_adam[index]["exp_avg_sq"], state["exp_avg_sq"], rtol=1e-3, atol=1e-10)
+    env.close()
+
+
+@pytest.mark.parametrize("overrides", [["policy_kwargs.activation_fn=elu"],
+                                       ["algo_kwargs.use_sde=true", "policy_kwargs.full_std=false"]])
+def test_a_policy_the_numpy_update_does_not_cover_trains_by_torch(overrides):
+    """An activation or a gSDE form ``NumpyUpdate`` does not write out keeps torch's update, which still trains."""
+    from acres_gym.agents.lean_update import NumpyUpdate
+
+    env, model = lean_smoke_model(*overrides)
+    assert not NumpyUpdate.supported(model.policy)
+    before = {k: v.detach().clone() for k, v in model.policy.state_dict().items()}
+    model.learn(256)
+    assert model._numpy is None
+    assert any(not torch.equal(before[k], v) for k, v in model.policy.state_dict().items())
+    env.close()

@@ -87,15 +87,18 @@ def test_a_variant_value_may_hold_commas():
     assert pt._variant_overrides("torch_threads=2, backend=lean") == ["torch_threads=2", "backend=lean"]
 
 
-def test_the_lean_rollouts_actor_is_timed_in_numpy_and_in_torch(capsys):
-    """``actor=torch`` (the profiler's key) runs the lean rollouts' actor by torch's layers: a variant of the same
-    run, with its own inference row."""
+def test_the_lean_rollouts_actor_and_update_are_timed_in_numpy_and_in_torch(capsys):
+    """``actor=torch`` and ``update=torch`` (the profiler's keys) run the lean rollouts' actor by torch's layers and
+    the update by torch's autograd: variants of the same run, with their own inference and update rows."""
     result = pt.main(["--config", "smoke", "--steps", "256", "--no-eval", "--set", "env_config.max_episode_s=4",
-                      "--backend", "lean", "--variant", "actor=torch"])
-    assert set(result["runs"]) == {"base", "actor=torch"}
-    assert result["runs"]["base"][0]["actor"] == "numpy" and result["runs"]["actor=torch"][0]["actor"] == "torch"
-    for runs in result["runs"].values():
-        assert runs[0]["seconds"]["inference"] > 0.0
+                      "--backend", "lean", "--variant", "actor=torch", "--variant", "update=torch"])
+    assert set(result["runs"]) == {"base", "actor=torch", "update=torch"}
+    base, actor, update = (result["runs"][k][0] for k in ("base", "actor=torch", "update=torch"))
+    assert (base["actor"], base["update"]) == ("numpy", "numpy")
+    assert (actor["actor"], actor["update"]) == ("torch", "numpy")
+    assert (update["actor"], update["update"]) == ("numpy", "torch")
+    for run in (base, actor, update):
+        assert run["seconds"]["inference"] > 0.0 and run["seconds"]["update"] > 0.0
     with pytest.raises(SystemExit) as exc:
         pt.main(["--config", "smoke", "--variant", "actor=jax"])
     assert exc.value.code == 2 and "actor = 'jax'; allowed: numpy, torch" in capsys.readouterr().err
