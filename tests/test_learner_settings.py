@@ -130,12 +130,15 @@ def test_training_without_distribution_checks_gives_sb3s_model_to_the_bit():
 
 
 @pytest.mark.parametrize("backend", ["sb3", "lean"])
-def test_a_linear_learning_rate_falls_to_zero_over_the_run_and_saves_with_the_model(backend, tmp_path):
+def test_a_linear_learning_rate_falls_to_zero_over_the_run_and_saves_with_the_model(backend, tmp_path,
+                                                                                      monkeypatch):
     """``learning_rate: lin_1e-3`` (RL Zoo's notation) is 1e-3 at the start and falls linearly to 0 at the end:
-    each update's Adam step size is 1e-3 times the progress remaining, and the saved model loads with it."""
+    each update's Adam step size is 1e-3 times the progress remaining (torch's optimiser, or the lean backend's
+    numpy update, which reads Adam's own learning rate), and the saved model loads with it."""
     import torch
 
     from acres_gym.agents import backends
+    from acres_gym.agents.lean_update import NumpyUpdate
     from acres_gym.agents.sb3_models import build_model
 
     torch.set_num_threads(1)
@@ -151,6 +154,13 @@ def test_a_linear_learning_rate_falls_to_zero_over_the_run_and_saves_with_the_mo
         return step(*args, **kwargs)
 
     model.policy.optimizer.step = recording_step
+    numpy_step = NumpyUpdate.step
+
+    def recording_numpy_step(update, max_grad_norm):
+        rates.append(update.policy.optimizer.param_groups[0]["lr"])
+        return numpy_step(update, max_grad_norm)
+
+    monkeypatch.setattr(NumpyUpdate, "step", recording_numpy_step)
     model.learn(128)  # 4 rollouts of 32 steps, one minibatch each
     assert rates == pytest.approx([1e-3 * (1 - k / 4) for k in range(1, 5)], abs=1e-12)
     del model.policy.optimizer.step

@@ -24,7 +24,7 @@ from acres_gym.paths import config_path
 from acres_gym.registration import ENVIRONMENTS
 
 ALGOS = {"ppo": PPO, "sac": SAC}
-ZOO_KEYS = {"policy", "n_envs", "n_timesteps", "normalize", "policy_kwargs"}  # rl_zoo3's own, not the algorithm's
+ZOO_KEYS = {"policy", "n_envs", "n_timesteps", "normalize", "policy_kwargs", "env_kwargs"}  # rl_zoo3's, not SB3's
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 SAC_SOURCE = "acres_gym/RangerPathFollowing-v3"  # the id of the shipped SAC config the other ids follow
 
@@ -56,6 +56,13 @@ def expected(algo: str, env_id: str) -> dict:
     want = {"n_envs": cfg["num_envs"], "n_timesteps": cfg["total_steps"],
             "normalize": {"norm_obs": cfg["normalize_observations"], "norm_reward": cfg["normalize_rewards"]},
             **cfg["algo_kwargs"], "policy_kwargs": dict(cfg["policy_kwargs"])}
+    if (algo, env_id) in shipped and isinstance(cfg["env_config"], dict) and cfg["env_config"]:
+        want["env_kwargs"] = {"config": cfg["env_config"]}  # gymnasium.make(env_id, config=...): what it trained on
+    elif (algo, env_id) in shipped and isinstance(cfg["env_config"], str):  # a task config by name: the id's own
+        named, own = gymnasium.make(env_id, config=cfg["env_config"]), gymnasium.make(env_id)
+        assert named.unwrapped.config == own.unwrapped.config, (env_id, cfg["env_config"])
+        named.close()
+        own.close()
     if (algo, env_id) not in shipped:
         want["gamma"] = shipped[("ppo", env_id)]["algo_kwargs"]["gamma"]
         want["policy_kwargs"].update({k: v for k, v in shipped[("ppo", env_id)]["policy_kwargs"].items()
@@ -88,6 +95,7 @@ def test_the_entry_takes_the_shipped_training_config(algo, env_id):
     assert entry["n_envs"] == want["n_envs"]
     assert entry["n_timesteps"] == want["n_timesteps"]
     assert entry["normalize"] == want["normalize"]
+    assert entry.get("env_kwargs") == want.get("env_kwargs")
     unknown = set(entry) - ZOO_KEYS
     for key in unknown:
         value = want.get(key)
@@ -124,7 +132,7 @@ def test_the_policy_class_fits_the_observations_and_builds(algo, env_id, spaces)
         kwargs["buffer_size"] = 100  # the construction, not the memory, is under test
     else:
         kwargs["n_steps"] = kwargs["batch_size"] = 8
-    venv = DummyVecEnv([lambda: gymnasium.make(env_id)])
+    venv = DummyVecEnv([lambda: gymnasium.make(env_id, **entry.get("env_kwargs", {}))])
     try:
         model = ALGOS[algo](entry["policy"], venv, policy_kwargs=policy_kwargs(entry["policy_kwargs"]), **kwargs)
         obs = venv.reset()
