@@ -185,10 +185,13 @@ class _Net:
         self.weights = [(params[id(m.weight)], params[id(m.bias)]) for m in self.modules()]
         self.grads = [(grads[id(m.weight)], grads[id(m.bias)]) for m in self.modules()]
 
-    def allocate(self, rows: int) -> None:
-        self.outputs = [np.empty((rows, linear.out_features), np.float32) for linear, _ in self.layers]
-        self.g_outputs = [np.empty_like(a) for a in self.outputs]
-        self.out = np.empty((rows, self.head.out_features), np.float32)
+    def allocate(self, rows: int) -> tuple:
+        """The forward pass's arrays for a minibatch of ``rows``: layer outputs, their gradients, the head's output."""
+        outputs = [np.empty((rows, linear.out_features), np.float32) for linear, _ in self.layers]
+        return outputs, [np.empty_like(a) for a in outputs], np.empty((rows, self.head.out_features), np.float32)
+
+    def use(self, arrays: tuple) -> None:
+        self.outputs, self.g_outputs, self.out = arrays
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         """The last hidden layer's output (the latent); the head's output in ``self.out``."""
@@ -279,16 +282,19 @@ class NumpyUpdate:
         self.grads = {id(p): self.grad_flat[end - n:end].reshape(tuple(p.shape))
                       for p, n, end in zip(self.params, sizes, ends, strict=True)}
         self.rows = -1
+        self._arrays: dict[int, tuple] = {}
 
-    def _allocate(self, rows: int) -> None:
-        actions = self.actor.head.out_features
-        for net in (self.actor, self.critic):
-            net.allocate(rows)
-        self.scale = np.empty((rows, actions), np.float32)
-        self.g_mean, self.g_scale = np.empty_like(self.scale), np.empty_like(self.scale)
-        self.g_values = np.empty((rows, 1), np.float32)
-        latent = self.actor.outputs[-1].shape[1] if self.actor.layers else self.actor.head.in_features
-        self.latent_sq = np.empty((rows, latent), np.float32)
+    def _use_arrays(self, rows: int) -> None:
+        """The arrays of a minibatch of ``rows``, made once per size (a rollout the batch size does not divide ends
+        each epoch with a shorter minibatch)."""
+        if rows not in self._arrays:
+            actions, latent = self.actor.head.out_features, self.actor.head.in_features
+            self._arrays[rows] = (self.actor.allocate(rows), self.critic.allocate(rows),
+                                  *(np.empty((rows, actions), np.float32) for _ in range(3)),
+                                  np.empty((rows, 1), np.float32), np.empty((rows, latent), np.float32))
+        actor, critic, self.scale, self.g_mean, self.g_scale, self.g_values, self.latent_sq = self._arrays[rows]
+        self.actor.use(actor)
+        self.critic.use(critic)
         self.rows = rows
 
     def begin(self) -> None:
@@ -315,7 +321,7 @@ class NumpyUpdate:
                            figures: np.ndarray) -> None:
         """The minibatch's loss figures into ``figures`` and its gradient into the flat gradient array."""
         if obs.shape[0] != self.rows:
-            self._allocate(obs.shape[0])
+            self._use_arrays(obs.shape[0])
         latent_pi = self.actor.forward(obs)
         self.critic.forward(obs)
         mean = self.actor.out
