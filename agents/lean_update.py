@@ -1,10 +1,12 @@
-"""PPO's update for an MLP policy in numpy, with its gradients written out (``LeanPPO``'s update, ``update: numpy``).
+"""PPO's update for an MLP policy in numpy, with its gradients written out (``LeanPPO``'s update;
+``profile_training --variant update=torch`` times torch's autograd update beside it).
 
 For the policies the shipped PPO configs train (an actor and a critic MLP of ``Linear`` layers with ``tanh`` or
-``ReLU`` over the flat observation, a diagonal Gaussian or gSDE, Adam), a minibatch of 512 rows costs torch's
-autograd about 5 ms on one core, four times the arithmetic of its matrix products: the rest is autograd's
-bookkeeping, one pass over memory per elementwise operation, and the optimiser's per-parameter dispatch. This
-module computes the same update with the backward pass written out:
+``ReLU`` over the flat observation, a diagonal Gaussian or gSDE, Adam), a minibatch of a few hundred rows costs
+torch's autograd several times the arithmetic of its matrix products: the rest is autograd's bookkeeping, one
+pass over memory per elementwise operation, and the optimiser's per-parameter dispatch (measured:
+docs/performance.md, training backends). This module computes the same update with the backward pass written
+out:
 
 - **forward**: each layer ``h = act(h_prev @ W.T + b)`` into preallocated arrays (numpy's BLAS and its SIMD
   ``tanh``); the critic's value ``v``, the actor's mean ``mu``, and the scale ``s`` of the action distribution:
@@ -24,7 +26,7 @@ module computes the same update with the backward pass written out:
 
 The parameters and Adam's state are torch's own tensors, read and written in place through numpy views, so the
 model saves, resumes and evaluates as before, with either backend. The figures agree with torch's update within
-float32 rounding (``tests/test_lean_update.py``); any other policy, optimiser or distribution keeps the torch
+float32 rounding (``tests/test_backends.py``); any other policy, optimiser or distribution keeps the torch
 update (``supported``).
 """
 
