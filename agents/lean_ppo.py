@@ -61,11 +61,10 @@ from stable_baselines3.common.torch_layers import CombinedExtractor
 from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecNormalize
 
-from acres_gym.agents.lean_update import FIGURES, NumpyUpdate
+from acres_gym.agents.lean_update import FIGURES, LOG_SQRT_2PI, NumpyUpdate
 from acres_gym.agents.sb3_models import ObsNormalizer
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 
-LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 FAST_TANH_MIN = 4096  # elements: below, torch.tanh's one call is faster than three
 
 

@@ -128,15 +128,6 @@ def _activation_backward(g_out, out, relu, g_in):
 
 
 @numba.njit(cache=True)
-def _sde_backward(g_scale, scale, g_variance):
-    """gSDE's ``s = sqrt(variance)``: ``g_variance = g_s / (2 s)``."""
-    rows, cols = scale.shape
-    for i in range(rows):
-        for j in range(cols):
-            g_variance[i, j] = g_scale[i, j] / (2.0 * scale[i, j])
-
-
-@numba.njit(cache=True)
 def _adam(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay):
     """One step of ``torch.optim.Adam`` (no AMSGrad, not maximising) for one float32 parameter, flat, in float32 as
     torch computes it; ``step`` counts this one. ``m = b1 m + (1 - b1) g``, ``v = b2 v + (1 - b2) g^2``,
@@ -262,10 +253,9 @@ class NumpyUpdate:
         if any(group.get(key) for key in ("amsgrad", "maximize", "capturable", "differentiable",
                                           "decoupled_weight_decay")):
             return False
-        handled = {id(m.weight) for net in (mlp.policy_net, mlp.value_net) for m in net if type(m) is torch.nn.Linear}
-        handled |= {id(m.bias) for net in (mlp.policy_net, mlp.value_net) for m in net if type(m) is torch.nn.Linear}
-        handled |= {id(policy.action_net.weight), id(policy.action_net.bias), id(policy.value_net.weight),
-                    id(policy.value_net.bias), id(policy.log_std)}
+        handled = {id(policy.log_std)} | {
+            id(p) for net in (_Net(mlp.policy_net, policy.action_net), _Net(mlp.value_net, policy.value_net))
+            for m in net.modules() for p in (m.weight, m.bias)}
         params = [p for p in policy.parameters() if p.requires_grad]
         return {id(p) for p in params} == handled and all(p.dtype == torch.float32 for p in params)
 
@@ -283,7 +273,6 @@ class NumpyUpdate:
         ends = np.cumsum(sizes)
         self.grads = {id(p): self.grad_flat[end - n:end].reshape(tuple(p.shape))
                       for p, n, end in zip(self.params, sizes, ends, strict=True)}
-        self.rows = -1
         self._arrays: dict[int, tuple] = {}
 
     def _use_arrays(self, rows: int) -> None:
@@ -297,7 +286,6 @@ class NumpyUpdate:
         actor, critic, self.scale, self.g_mean, self.g_scale, self.g_values, self.latent_sq = self._arrays[rows]
         self.actor.use(actor)
         self.critic.use(critic)
-        self.rows = rows
 
     def begin(self) -> None:
         """Numpy views of the parameters and of Adam's state (created as torch creates it on a first step), taken at
@@ -322,8 +310,7 @@ class NumpyUpdate:
                            clip_range_vf: float | None, ent_coef: float, vf_coef: float, normalize_advantage: bool,
                            figures: np.ndarray) -> None:
         """The minibatch's loss figures into ``figures`` and its gradient into the flat gradient array."""
-        if obs.shape[0] != self.rows:
-            self._use_arrays(obs.shape[0])
+        self._use_arrays(obs.shape[0])
         latent_pi = self.actor.forward(obs)
         self.critic.forward(obs)
         mean = self.actor.out
@@ -340,11 +327,10 @@ class NumpyUpdate:
                   clip_range, -1.0 if clip_range_vf is None else clip_range_vf, ent_coef, vf_coef,
                   normalize_advantage, self.g_mean, self.g_scale, self.g_values[:, 0], figures)
         g_log_std = self.grads[id(self.policy.log_std)]
-        if self.sde:  # d var / d log_std = 2 std^2 latent^2 (the latent detached)
-            g_variance = self.g_scale
-            _sde_backward(self.g_scale, self.scale, g_variance)
-            np.matmul(self.latent_sq.T, g_variance, out=g_log_std)
-            g_log_std *= 2.0 * std_sq
+        if self.sde:  # s = sqrt(var), d var / d log_std = 2 std^2 latent^2 (the latent detached): the 2s cancel
+            np.divide(self.g_scale, self.scale, out=self.g_scale)
+            np.matmul(self.latent_sq.T, self.g_scale, out=g_log_std)
+            g_log_std *= std_sq
         else:  # s = exp(log_std): d s / d log_std = s
             np.sum(self.g_scale * self.scale, axis=0, out=g_log_std)
         self.actor.backward(obs, self.g_mean)
