@@ -251,7 +251,9 @@ class StraightLine:
     """The off-road navigation baseline without a map: the ULC at a cruise speed and pure pursuit
     straight at the goal, in H and AWD (``RangerOffroadNavigation``'s action mode: curvature, speed,
     range, drive mode): it pursues the point ``lookahead_m`` ahead on the line to the goal, so it turns
-    onto the line and then keeps to it. It slows to ``approach_gain`` x distance + 1 m/s near the goal."""
+    onto the line and then keeps to it. It slows to ``approach_gain`` x distance + 1 m/s near the goal.
+    Without the gear axis it drives in the gear the environment engages (H), without the drive axis in the
+    vehicle's ``driveline.default_drive_mode`` (AWD on the stock vehicle)."""
 
     name = "straight_line"
 
@@ -259,9 +261,9 @@ class StraightLine:
         self.lookahead_m = float(lookahead_m)
         u = _unwrap(env)
         self.mode = u.action_mode
-        if self.mode.name != "curvature+ulc_velocity" or not (self.mode.gear_axis and self.mode.drive_axis):
-            raise ValueError("StraightLine drives curvature+ulc_velocity with gear_axis and drive_axis (the "
-                             f"RangerOffroadNavigation action mode); the environment uses {self.mode.name!r}")
+        if self.mode.name != "curvature+ulc_velocity":
+            raise ValueError("StraightLine drives curvature+ulc_velocity (the RangerOffroadNavigation action "
+                             f"mode); the environment uses {self.mode.name!r}")
         self.kmax = float(self.mode.options["curvature_max_per_m"])
         self.speed_mps = float(speed_mps)
         self.approach_gain = float(approach_gain)
@@ -276,8 +278,9 @@ class StraightLine:
         look = np.minimum(dist, self.lookahead_m)  # a point on the line to the goal: turn onto it, then straight
         kappa = _goal_curvature(look * np.cos(bearing), look * np.sin(bearing), self.kmax, dist <= self.lookahead_m)
         v = np.minimum(self.speed_mps, self.approach_gain * dist + 1.0)
-        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, range_gear=GEAR_HIGH,
-                                  drive_mode=DRIVE_ALL_WHEEL).astype(np.float32)
+        axes = ({"range_gear": GEAR_HIGH} if self.mode.gear_axis else {}) \
+            | ({"drive_mode": DRIVE_ALL_WHEEL} if self.mode.drive_axis else {})
+        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, **axes).astype(np.float32)
         return action[0] if single else action
 
 
@@ -297,7 +300,9 @@ class TerrainPlanner:
     ``stall_s``, as a driver does when the ULC's launch torque in H is not enough; AWD then too); 2WD where the
     trafficability function says 2WD in that range climbs
     the next ``preview_m`` with the route's margin on ground where 2WD climbs at least
-    ``two_wheel_min_grade``, else AWD. It slows for the turns within ``turn_preview_m``.
+    ``two_wheel_min_grade``, else AWD. It slows for the turns within ``turn_preview_m``. It needs the gear
+    axis (``action_options.gear_axis``); without the drive axis it drives in the vehicle's
+    ``driveline.default_drive_mode`` throughout (AWD on the stock vehicle, which the routes assume).
     """
 
     name = "terrain_planner"
@@ -313,9 +318,10 @@ class TerrainPlanner:
         self.grade_margin = float(grade_margin)
         self.stall_s = float(stall_s)
         self.mode = self.env.action_mode
-        if self.mode.name != "curvature+ulc_velocity" or not (self.mode.gear_axis and self.mode.drive_axis):
-            raise ValueError("TerrainPlanner drives curvature+ulc_velocity with gear_axis and drive_axis (the "
-                             f"RangerOffroadNavigation action mode); the environment uses {self.mode.name!r}")
+        if self.mode.name != "curvature+ulc_velocity" or not self.mode.gear_axis:
+            raise ValueError("TerrainPlanner drives curvature+ulc_velocity with action_options.gear_axis: true (it "
+                             f"shifts to L where the route needs it); the environment uses {self.mode.name!r} "
+                             f"with gear_axis: {self.mode.gear_axis}")
         self.kmax = float(self.mode.options["curvature_max_per_m"])
         self.speed_h_mps, self.speed_l_mps = float(speed_h_mps), float(speed_l_mps)
         self.lookahead_m, self.preview_m, self.release_m = float(lookahead_m), float(preview_m), float(release_m)
@@ -436,8 +442,8 @@ class TerrainPlanner:
                 v[i] = min(cruise, 0.3 * d + 1.0, math.sqrt(self.lateral_accel_mps2 / bend))
                 gear[i] = want
             drive[i] = DRIVE_TWO_WHEEL if (two_wd[ahead].all() and s[k] >= self.hold_l_until_m[i]) else DRIVE_ALL_WHEEL
-        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, range_gear=gear,
-                                  drive_mode=drive).astype(np.float32)
+        axes = {"drive_mode": drive} if self.mode.drive_axis else {}
+        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, range_gear=gear, **axes).astype(np.float32)
         return action[0] if single else action
 
 

@@ -201,6 +201,47 @@ def test_drive_axis_sets_the_awd_switch():
         assert int(env.sim.state.drive_mode[0]) == mode
 
 
+def test_straight_line_without_the_axes_drives_the_defaults_h_and_awd():
+    """Without the drive axis the vehicle keeps its default AWD, without the gear axis the environment's H:
+    ``straight_line`` drives the very episode it drives with both axes (where it asks for H and AWD)."""
+    from acres_gym.agents.baselines import make_baseline
+
+    tracks = []
+    for axes in ({}, {"drive_axis": False}, {"gear_axis": False, "drive_axis": False}):
+        env = make(config={**SMALL, "action_options": axes})
+        policy = make_baseline("straight_line", env)
+        obs, _ = env.reset(seed=3)
+        options = env.config["action_options"]
+        assert env.action_space.shape == (2 + options["gear_axis"] + options["drive_axis"],)
+        track = []
+        for _ in range(200):
+            obs, *_ = env.step(policy(obs))
+            track.append((*env.sim.state.position_m[0, :2], int(env.sim.state.drive_mode[0]),
+                          int(env.sim.state.gear[0])))
+        tracks.append(np.array(track))
+    assert np.hypot(*(tracks[0][-1, :2] - tracks[0][0, :2])) > 20.0  # it drove
+    assert (tracks[0][:, 2] == 2).all()  # AWD
+    assert np.array_equal(tracks[0], tracks[1]) and np.array_equal(tracks[0], tracks[2])
+
+
+def test_terrain_planner_without_the_drive_axis_drives_awd_and_needs_the_gear_axis():
+    from acres_gym.agents.baselines import make_baseline
+
+    env = make(config={**SMALL, "action_options": {"drive_axis": False}})
+    planner = make_baseline("terrain_planner", env)
+    obs, _ = env.reset(seed=3)
+    planner.reset()
+    modes = set()
+    for _ in range(1500):
+        obs, _, terminated, truncated, info = env.step(planner(obs))
+        modes.add(int(env.sim.state.drive_mode[0]))
+        if terminated or truncated:
+            break
+    assert info["goal_reached"] and modes == {2}  # AWD, the stock vehicle's default, throughout
+    with pytest.raises(ValueError, match="gear_axis: true.*gear_axis: False"):
+        make_baseline("terrain_planner", make(config={**SMALL, "action_options": {"gear_axis": False}}))
+
+
 def test_generator_is_a_pure_function_of_its_seed_and_solvable(limits):
     table, lim = limits
     a = offroad_episode(11, {}, table, lim)
