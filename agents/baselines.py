@@ -247,6 +247,13 @@ def _goal_curvature(bx: np.ndarray, by: np.ndarray, kmax: float, final: bool | n
     return np.where(inside & final, 0.0, k)
 
 
+def _navigation_axes(mode: Any, range_gear: Any, drive_mode: Any) -> dict[str, Any]:
+    """``encode``'s range and AWD-switch values for the axes ``mode`` has; without an axis the environment's
+    gear (H) or the vehicle's ``driveline.default_drive_mode`` holds."""
+    return {key: value for key, value, has in (("range_gear", range_gear, mode.gear_axis),
+                                                ("drive_mode", drive_mode, mode.drive_axis)) if has}
+
+
 class StraightLine:
     """The off-road navigation baseline without a map: the ULC at a cruise speed and pure pursuit
     straight at the goal, in H and AWD (``RangerOffroadNavigation``'s action mode: curvature, speed,
@@ -278,9 +285,8 @@ class StraightLine:
         look = np.minimum(dist, self.lookahead_m)  # a point on the line to the goal: turn onto it, then straight
         kappa = _goal_curvature(look * np.cos(bearing), look * np.sin(bearing), self.kmax, dist <= self.lookahead_m)
         v = np.minimum(self.speed_mps, self.approach_gain * dist + 1.0)
-        axes = ({"range_gear": GEAR_HIGH} if self.mode.gear_axis else {}) \
-            | ({"drive_mode": DRIVE_ALL_WHEEL} if self.mode.drive_axis else {})
-        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, **axes).astype(np.float32)
+        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v,
+                                  **_navigation_axes(self.mode, GEAR_HIGH, DRIVE_ALL_WHEEL)).astype(np.float32)
         return action[0] if single else action
 
 
@@ -442,8 +448,8 @@ class TerrainPlanner:
                 v[i] = min(cruise, 0.3 * d + 1.0, math.sqrt(self.lateral_accel_mps2 / bend))
                 gear[i] = want
             drive[i] = DRIVE_TWO_WHEEL if (two_wd[ahead].all() and s[k] >= self.hold_l_until_m[i]) else DRIVE_ALL_WHEEL
-        axes = {"drive_mode": drive} if self.mode.drive_axis else {}
-        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v, range_gear=gear, **axes).astype(np.float32)
+        action = self.mode.encode(curvature_per_m=kappa, ulc_speed_mps=v,
+                                  **_navigation_axes(self.mode, gear, drive)).astype(np.float32)
         return action[0] if single else action
 
 
