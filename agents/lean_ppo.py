@@ -12,7 +12,8 @@ learner here is the same PPO written as CleanRL's single-file PPO is:
   vehicle (the native env's observation buffer gathered into the normaliser's column order, then
   ``ObsNormalizer.normalize_flat``: the same figures as the ``Dict`` path), run the actor with the
   diagonal Gaussian written out (an MLP's layers copied into numpy at the start of each rollout, ``_NumpyActor``:
-  for a few vehicles torch's per-operation dispatch costs more than the arithmetic; other extractors by torch
+  for a few vehicles torch's per-operation dispatch costs more than the arithmetic; ``local_map_cnn``'s CNN
+  copied too, each convolution one gather and one matrix product, ``_NumpyLocalMap``; other extractors by torch
   under ``torch.inference_mode()``), and keep the rollout in
   preallocated numpy arrays. The policy does not change during a rollout, so the critic's values come from
   one pass over the whole rollout at its end and the log-probabilities from the stored noise (with a features
@@ -57,6 +58,7 @@ import stable_baselines3
 import torch
 from gymnasium import spaces
 from stable_baselines3.common.distributions import DiagGaussianDistribution, StateDependentNoiseDistribution
+from stable_baselines3.common.preprocessing import is_image_space
 from stable_baselines3.common.torch_layers import CombinedExtractor
 from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecNormalize
@@ -153,7 +155,12 @@ class _Rollout:
         self.sde = isinstance(model.policy.action_dist, StateDependentNoiseDistribution)
         self.sde_std: torch.Tensor | None = None  # gSDE's std of the exploration matrices, for this rollout
         # the actor in numpy for the rollout's steps, where the features are the flat observation
-        self.numpy_actor = model.numpy_actor and self.flat_features and _NumpyActor.supported(model.policy)
+        self.map_features = (not self.flat_features
+                             and _NumpyLocalMap.supported(extractor, self.keys, self.shapes)
+                             and all(isinstance(space[k], spaces.Box) and not is_image_space(space[k])
+                                     for k in self.keys))
+        self.numpy_actor = (model.numpy_actor and (self.flat_features or self.map_features)
+                            and _NumpyActor.supported(model.policy))
         self.actor: _NumpyActor | None = None
         n, steps = env.num_envs, model.n_steps
         act_dim = int(np.prod(model.action_space.shape))
@@ -186,29 +193,132 @@ class _Rollout:
                                                                           strict=True)}
 
 
+def _im2col_index(channels: int, size: int, kernel: int, stride: int, padding: int, column, pad: int) -> np.ndarray:
+    """The gather that turns a square convolution into one matrix product: ``(out * out, channels * kernel *
+    kernel)`` column indices into a row holding the input, ordered as ``Conv2d.weight.reshape(out_channels, -1)``'s
+    columns (channel, kernel row, kernel column) for each output position (row-major); ``column(c, y, x)`` is the
+    input pixel's column, and a position in the zero padding reads column ``pad`` (a zero)."""
+    out = (size + 2 * padding - kernel) // stride + 1
+    oy, ox = (a.reshape(-1, 1) for a in np.meshgrid(np.arange(out), np.arange(out), indexing="ij"))
+    c, ky, kx = (a.reshape(1, -1) for a in np.meshgrid(np.arange(channels), np.arange(kernel), np.arange(kernel),
+                                                         indexing="ij"))
+    y, x = oy * stride - padding + ky, ox * stride - padding + kx
+    inside = (y >= 0) & (y < size) & (x >= 0) & (x < size)
+    return np.where(inside, column(c, np.clip(y, 0, size - 1), np.clip(x, 0, size - 1)), pad).astype(np.intp)
+
+
+class _NumpyLocalMap:
+    """``local_map_cnn``'s features (``sb3_models.local_map_extractor_class``) in numpy for one rollout: each
+    convolution one gather of its input's patches (``_im2col_index``, the padding read from a zero column) and one
+    matrix product, activations kept position by position (channels last), the map head's columns reordered to
+    match torch's ``Flatten`` of (channels, rows, columns); the other entries' head a product with the flat
+    observation itself (zero rows at the map's columns). The same function as the torch extractor within float32
+    rounding."""
+
+    @staticmethod
+    def supported(extractor, keys: list[str], shapes: list[tuple]) -> bool:
+        """The extractor's layers are the ones copied here: square ``Conv2d`` (zero padding, no dilation or
+        groups) each followed by ``ReLU`` and a last ``Flatten``; a ``Linear`` and ``ReLU`` head on each branch."""
+        cnn = getattr(extractor, "cnn", None)
+        if type(extractor).__name__ != "LocalMapExtractor" or not isinstance(cnn, torch.nn.Sequential):
+            return False
+        layers = list(cnn)
+        convs, acts = layers[0:-1:2], layers[1:-1:2]
+        square = all(type(m) is torch.nn.Conv2d and len(set(m.kernel_size)) == 1 and len(set(m.stride)) == 1
+                     and not isinstance(m.padding, str) and len(set(m.padding)) == 1 and set(m.dilation) == {1}
+                     and m.groups == 1 and m.padding_mode == "zeros" for m in convs)
+        heads = all(isinstance(h, torch.nn.Sequential) and [type(m) for m in h] == [torch.nn.Linear, torch.nn.ReLU]
+                    for h in (extractor.map_head, extractor.other_head))
+        shape = dict(zip(keys, shapes, strict=True)).get(extractor.map_key)
+        return (square and heads and len(layers) % 2 == 1 and type(layers[-1]) is torch.nn.Flatten
+                and all(type(m) is torch.nn.ReLU for m in acts) and shape is not None and len(shape) == 3
+                and shape[1] == shape[2] and extractor.other_keys == [k for k in keys if k != extractor.map_key])
+
+    def __init__(self, extractor, keys: list[str], slices: list[slice], width: int) -> None:
+        start = slices[keys.index(extractor.map_key)].start
+        self.width = width
+        self.convs = []
+        column = None
+        size = pad = 0
+        for conv in list(extractor.cnn)[0:-1:2]:
+            k, stride, padding = conv.kernel_size[0], conv.stride[0], conv.padding[0]
+            if column is None:  # the first reads the observation row: the map's entry, (channels, rows, columns)
+                size = int(round(math.sqrt((slices[keys.index(extractor.map_key)].stop - start) / conv.in_channels)))
+                column, pad = (lambda c, y, x, s=size: start + (c * s + y) * s + x), width
+            index = _im2col_index(conv.in_channels, size, k, stride, padding, column, pad)
+            weight = np.ascontiguousarray(conv.weight.detach().numpy().reshape(conv.out_channels, -1).T)
+            self.convs.append((index, weight, conv.bias.detach().numpy().copy()))
+            size = (size + 2 * padding - k) // stride + 1
+            channels = conv.out_channels
+            column, pad = (lambda c, y, x, s=size, n=channels: (y * s + x) * n + c), size * size * channels
+        linear = extractor.map_head[0]
+        w = linear.weight.detach().numpy()  # columns: torch's Flatten of (channels, positions)
+        self.map_head = (np.ascontiguousarray(w.reshape(len(w), channels, size * size).transpose(2, 1, 0)
+                                              .reshape(-1, len(w))), linear.bias.detach().numpy().copy())
+        linear = extractor.other_head[0]
+        other = np.zeros((width, linear.out_features), dtype=np.float32)
+        columns = np.concatenate([np.arange(sl.start, sl.stop) for k, sl in zip(keys, slices, strict=True)
+                                  if k != extractor.map_key])
+        other[columns] = linear.weight.detach().numpy().T
+        self.other_head = (other, linear.bias.detach().numpy().copy())
+
+    def _batch(self, n: int) -> None:
+        """The gathers for a batch of ``n`` rows, each layer's input one flat array with a zero at its end (the
+        padding's column of every row): made once per batch size."""
+        self.rows = n
+        self.inputs, self.gathers = [], []
+        length = self.width
+        for index, weight, _ in self.convs:
+            starts = np.arange(n).reshape(-1, 1, 1) * length
+            self.gathers.append(np.where(index == length, n * length, starts + index).reshape(n * len(index), -1))
+            self.inputs.append(np.zeros(n * length + 1, dtype=np.float32))
+            length = len(index) * weight.shape[1]
+        self.inputs.append(np.zeros(n * length + 1, dtype=np.float32))
+
+    def __call__(self, flat: np.ndarray) -> np.ndarray:
+        n = len(flat)
+        if n != getattr(self, "rows", None):
+            self._batch(n)
+        self.inputs[0][:-1] = flat.reshape(-1)
+        for i, (_, weight, bias) in enumerate(self.convs):
+            out = self.inputs[i + 1][:-1].reshape(len(self.gathers[i]), -1)  # (rows x positions, channels)
+            np.matmul(np.take(self.inputs[i], self.gathers[i]), weight, out=out)
+            out += bias
+            np.maximum(out, 0.0, out=out)
+        x = self.inputs[-1][:-1].reshape(n, -1)
+        split = self.map_head[0].shape[1]
+        features = np.empty((n, split + self.other_head[0].shape[1]), dtype=np.float32)
+        np.maximum(x @ self.map_head[0] + self.map_head[1], 0.0, out=features[:, :split])
+        np.maximum(flat @ self.other_head[0] + self.other_head[1], 0.0, out=features[:, split:])
+        return features
+
+
 class _NumpyActor:
     """The actor's layers (``mlp_extractor.policy_net`` and ``action_net``) copied into numpy arrays for one
     rollout, in which the policy does not change: the same function as the torch layers within float32 rounding
     (about 1e-6), for a batch of a few vehicles at a fraction of the cost of torch's per-operation dispatch.
     gSDE's exploration matrices and their std (``sde_std``, the rollout's) are copied with them, whenever the
-    policy draws new ones."""
+    policy draws new ones. With ``local_map_cnn``'s features (``_NumpyLocalMap``) the critic's layers are copied
+    too: the features once per step for both heads, as the torch path computes them."""
 
     ACTIVATIONS = {torch.nn.Tanh: np.tanh, torch.nn.ReLU: lambda x: np.maximum(x, 0.0, out=x)}
 
     @classmethod
     def supported(cls, policy) -> bool:
-        """An MLP of ``Linear`` layers and the activations above (anything else keeps the torch path)."""
-        net = policy.mlp_extractor.policy_net
-        return isinstance(net, torch.nn.Sequential) and all(
+        """MLPs of ``Linear`` layers and the activations above (anything else keeps the torch path)."""
+        return all(isinstance(net, torch.nn.Sequential) and all(
             type(m) is torch.nn.Linear or type(m) in cls.ACTIVATIONS for m in net)
+            for net in (policy.mlp_extractor.policy_net, policy.mlp_extractor.value_net))
 
-    def __init__(self, policy, sde_std: torch.Tensor | None) -> None:
-        def linear(m: torch.nn.Linear) -> tuple[np.ndarray, np.ndarray]:
-            return (np.ascontiguousarray(m.weight.detach().numpy().T), m.bias.detach().numpy().copy())
-
-        self.layers = [linear(m) if type(m) is torch.nn.Linear else self.ACTIVATIONS[type(m)]
+    def __init__(self, policy, sde_std: torch.Tensor | None, features: _NumpyLocalMap | None = None) -> None:
+        self.layers = [_linear(m) if type(m) is torch.nn.Linear else self.ACTIVATIONS[type(m)]
                        for m in policy.mlp_extractor.policy_net]
-        self.head = linear(policy.action_net)
+        self.head = _linear(policy.action_net)
+        self.features = features
+        self.critic = None
+        if features is not None:
+            self.critic = [_linear(m) if type(m) is torch.nn.Linear else self.ACTIVATIONS[type(m)]
+                           for m in policy.mlp_extractor.value_net] + [_linear(policy.value_net)]
         self.log_std = None if sde_std is not None else policy.log_std.detach().numpy().copy()
         self.matrix = self.matrices = self.std_sq = None
         if sde_std is not None:
@@ -217,22 +327,38 @@ class _NumpyActor:
             self.std_sq = sde_std.square().numpy()
             self.epsilon = policy.action_dist.epsilon
 
-    def act(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """Actions, their noise and (with gSDE) their log-probabilities, as ``LeanPPO._act`` computes them."""
-        x = flat
+    def act(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Actions, their noise, (with gSDE) their log-probabilities and (with the CNN's features) the values, as
+        ``LeanPPO._act`` computes them."""
+        x = features = flat if self.features is None else self.features(flat)
         for layer in self.layers:
-            x = x @ layer[0] + layer[1] if isinstance(layer, tuple) else layer(x)
+            x = _apply(layer, x)
         mean = x @ self.head[0] + self.head[1]
+        values = None
+        if self.critic is not None:
+            v = features
+            for layer in self.critic:
+                v = _apply(layer, v)
+            values = v[:, 0]
         if self.matrices is None:  # torch's generator, as the torch path draws it
             noise = torch.randn(mean.shape).numpy()
-            return mean + noise * np.exp(self.log_std), noise, None
+            return mean + noise * np.exp(self.log_std), noise, None, values
         if len(x) == 1 or len(x) != len(self.matrices):  # SB3's get_noise: the one matrix, or one per vehicle
             diff = x @ self.matrix
         else:
             diff = np.matmul(x[:, None, :], self.matrices)[:, 0]
         scale = np.sqrt((x * x) @ self.std_sq + self.epsilon)
         log_probs = (-(diff * diff) / (2 * scale * scale) - np.log(scale) - LOG_SQRT_2PI).sum(axis=-1)
-        return mean + diff, diff, log_probs
+        return mean + diff, diff, log_probs, values
+
+
+def _linear(m: torch.nn.Linear) -> tuple[np.ndarray, np.ndarray]:
+    """A ``Linear`` layer's weight (transposed) and bias, copied into numpy."""
+    return np.ascontiguousarray(m.weight.detach().numpy().T), m.bias.detach().numpy().copy()
+
+
+def _apply(layer, x: np.ndarray) -> np.ndarray:
+    return x @ layer[0] + layer[1] if isinstance(layer, tuple) else layer(x)
 
 
 class LeanPPO(stable_baselines3.PPO):
@@ -272,8 +398,7 @@ class LeanPPO(stable_baselines3.PPO):
         during a rollout."""
         policy, r = self.policy, self._lean
         if r.actor is not None:
-            actions, noise, log_probs = r.actor.act(flat)
-            return actions, noise, log_probs, None
+            return r.actor.act(flat)
         with torch.inference_mode():
             features = self._features(torch.from_numpy(flat))
             latent_pi = run_layers(policy.mlp_extractor.policy_net, features)
@@ -301,7 +426,11 @@ class LeanPPO(stable_baselines3.PPO):
             policy.reset_noise(r.obs.shape[1])
             with torch.inference_mode():
                 r.sde_std = policy.action_dist.get_std(policy.log_std)
-        r.actor = _NumpyActor(policy, r.sde_std if r.sde else None) if r.numpy_actor else None
+        r.actor = None
+        if r.numpy_actor:
+            features = (None if r.flat_features
+                        else _NumpyLocalMap(policy.features_extractor, r.keys, r.slices, r.width))
+            r.actor = _NumpyActor(policy, r.sde_std if r.sde else None, features)
 
     def _rollout_end(self) -> None:
         """The log-probabilities of the rollout's actions from their noise, and with flat features its values."""

@@ -54,8 +54,9 @@ def local_map_extractor_class():
     other entries of the ``Dict`` (flattened and concatenated), their features concatenated. Built on
     first use (torch is imported lazily).
 
-    CNN: Conv 5x5 stride 2 (16), Conv 3x3 stride 2 (32), Conv 3x3 stride 2 (32), ReLU after each, then a
-    linear layer to ``map_features``; MLP: one linear layer to ``other_features`` with ReLU.
+    CNN: Conv 5x5 stride 2, Conv 3x3 stride 2, Conv 3x3 stride 2 with ``channels`` output channels (default 16,
+    32, 32), ReLU after each, then a linear layer to ``map_features``; MLP: one linear layer to
+    ``other_features`` with ReLU.
     """
     import torch
     import torch.nn as nn
@@ -64,17 +65,21 @@ def local_map_extractor_class():
 
     class LocalMapExtractor(BaseFeaturesExtractor):
         def __init__(self, observation_space: spaces.Dict, map_features: int = 128, other_features: int = 64,
-                     map_key: str = "local_map") -> None:
+                     map_key: str = "local_map", channels: tuple[int, int, int] = (16, 32, 32)) -> None:
             if map_key not in observation_space.spaces:
                 raise ValueError(f"policy_kwargs.features_extractor_class: the observation has no {map_key!r} entry")
+            if len(channels) != 3 or not all(isinstance(n, int) and n >= 1 for n in channels):
+                raise ValueError(f"policy_kwargs.features_extractor_kwargs.channels = {list(channels)!r}: three "
+                                 "positive integers, the output channels of the three convolutions")
             super().__init__(observation_space, features_dim=map_features + other_features)
             c, h, w = observation_space[map_key].shape
             self.map_key = map_key
             self.other_keys = [k for k in observation_space.spaces if k != map_key]
+            c1, c2, c3 = channels
             self.cnn = nn.Sequential(
-                nn.Conv2d(c, 16, 5, stride=2, padding=2), nn.ReLU(),
-                nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
-                nn.Conv2d(32, 32, 3, stride=2, padding=1), nn.ReLU(), nn.Flatten())
+                nn.Conv2d(c, c1, 5, stride=2, padding=2), nn.ReLU(),
+                nn.Conv2d(c1, c2, 3, stride=2, padding=1), nn.ReLU(),
+                nn.Conv2d(c2, c3, 3, stride=2, padding=1), nn.ReLU(), nn.Flatten())
             with torch.no_grad():
                 n_flat = self.cnn(torch.zeros(1, c, h, w)).shape[1]
             self.map_head = nn.Sequential(nn.Linear(n_flat, map_features), nn.ReLU())

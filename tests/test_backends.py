@@ -48,8 +48,9 @@ def finite_run(report: dict) -> None:
     assert params and all(np.isfinite(v).all() for v in params.values())
 
 
-def lean_smoke_model(*overrides: str):
-    """The smoke config's normalised native vector env (SB3's adapter) and an untrained ``LeanPPO`` on it."""
+def lean_smoke_model(*overrides: str, config: str = "smoke"):
+    """The smoke config's (or ``config``'s) normalised native vector env (SB3's adapter) and an untrained
+    ``LeanPPO`` on it."""
     import argparse
 
     from acres_gym.agents import profile_training as pt
@@ -57,7 +58,7 @@ def lean_smoke_model(*overrides: str):
     from acres_gym.envs.sb3 import RangerSB3VecEnv
 
     train_script = pt.train_script()
-    cfg = train_script.load_train_config("smoke", argparse.Namespace(total_steps=None, seed=None, out=None,
+    cfg = train_script.load_train_config(config, argparse.Namespace(total_steps=None, seed=None, out=None,
                                                                      overrides=list(overrides)))
     env = ObsNormalizer(RangerSB3VecEnv(train_script.make_env(cfg)), norm_obs=True, norm_reward=False)
     return env, build_model("ppo", env, 0, cfg["algo_kwargs"], cfg["policy_kwargs"],
@@ -232,6 +233,62 @@ def test_the_rollouts_numpy_actor_acts_as_the_torch_actor(activation, use_sde):
     else:
         assert got[2] is None and want[2] is None  # from the noise at the rollout's end
     env.close()
+
+
+@pytest.mark.parametrize("channels", [None, [3, 5, 2]])
+def test_the_rollouts_numpy_actor_runs_the_local_map_cnn_as_torch_does(channels):
+    """With ``local_map_cnn``'s features (navigation) the rollouts' numpy actor computes the CNN as one gather and
+    one product per convolution (``_NumpyLocalMap``): torch's features, actions, noise and values to float32
+    rounding, for the shipped channels and for others; an extractor it does not copy keeps the torch path."""
+    from acres_gym.agents.lean_ppo import _NumpyLocalMap
+
+    overrides = ["algo_kwargs.n_steps=16", "algo_kwargs.batch_size=128", "algo_kwargs.n_epochs=1"]
+    if channels is not None:
+        overrides.append(f"policy_kwargs.features_extractor_kwargs.channels={channels}")
+    env, model = lean_smoke_model(*overrides, config="ppo_offroad_navigation")
+    model.learn(512)  # two rollouts and updates: the layers are no longer their initial values
+    r = model._lean
+    assert r.numpy_actor and not r.flat_features
+    model._rollout_start()
+    flat = r.obs.reshape(-1, r.width)
+    extractor = model.policy.features_extractor
+    with torch.inference_mode():
+        want_features = extractor(r.entries(torch.from_numpy(flat))).numpy()
+    for rows in (len(flat), env.num_envs, 1):  # the gathers are made per batch size
+        np.testing.assert_allclose(r.actor.features(flat[:rows]), want_features[:rows], rtol=0, atol=1e-5)
+    flat = flat[:env.num_envs]
+    torch.manual_seed(7)
+    got = model._act(flat)
+    actor, r.actor = r.actor, None
+    torch.manual_seed(7)
+    want = model._act(flat)
+    for name, a, b in zip(("actions", "noise", "log-probabilities", "values"), got, want, strict=True):
+        if b is None:
+            assert a is None, name
+        else:
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-5, err_msg=name)
+    assert want[3] is not None  # the CNN's values come per step, with the actions
+    # a layer the copy does not know (a dilated convolution) keeps the torch path
+    conv = extractor.cnn[0]
+    conv.dilation = (2, 2)
+    assert not _NumpyLocalMap.supported(extractor, r.keys, r.shapes)
+    conv.dilation = (1, 1)
+    assert _NumpyLocalMap.supported(extractor, r.keys, r.shapes) and actor is not None
+    env.close()
+
+
+def test_the_local_map_cnn_refuses_bad_channels():
+    import gymnasium
+
+    import acres_gym  # noqa: F401  (the ids registered)
+    from acres_gym.agents.sb3_models import local_map_extractor_class
+
+    space = gymnasium.make("acres_gym/RangerOffroadNavigation-v1").observation_space
+    cls = local_map_extractor_class()
+    assert cls(space, channels=[4, 8, 8]).cnn[4].out_channels == 8
+    for bad in ([8, 16], [8, 0, 16], [8, 16.5, 16]):
+        with pytest.raises(ValueError, match=r"features_extractor_kwargs\.channels"):
+            cls(space, channels=bad)
 
 
 UPDATE_VARIANTS = {
