@@ -109,6 +109,7 @@ def test_the_entry_takes_the_shipped_training_config(algo, env_id):
     assert got["net_arch"] == pk["net_arch"]
     assert got.get("activation_fn") is (ACTIVATIONS[pk["activation_fn"]] if "activation_fn" in pk else None)
     assert got.get("log_std_init") == pk.get("log_std_init")
+    assert got.get("features_extractor_kwargs") == pk.get("features_extractor_kwargs")
     if pk.get("features_extractor_class") == "local_map_cnn":
         assert got["features_extractor_class"] is sb3_models.LocalMapExtractor
     else:
