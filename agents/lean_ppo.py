@@ -234,17 +234,17 @@ class _NumpyLocalMap:
                 and all(type(m) is torch.nn.ReLU for m in acts) and shape is not None and len(shape) == 3
                 and shape[1] == shape[2] and extractor.other_keys == [k for k in keys if k != extractor.map_key])
 
-    def __init__(self, extractor, keys: list[str], slices: list[slice], width: int) -> None:
-        start = slices[keys.index(extractor.map_key)].start
+    def __init__(self, extractor, keys: list[str], slices: list[slice], shapes: list[tuple], width: int) -> None:
+        at = keys.index(extractor.map_key)
+        start, size = slices[at].start, shapes[at][1]
         self.width = width
+        self.rows: int | None = None  # the batch size the gathers were made for (_batch)
         self.convs = []
-        column = None
-        size = pad = 0
+        # the first convolution reads the observation row: the map's entry, (channels, rows, columns) row-major,
+        # its padding the column after the row's last; each later one the previous output, (positions, channels)
+        column, pad = (lambda c, y, x, s=size: start + (c * s + y) * s + x), width
         for conv in list(extractor.cnn)[0:-1:2]:
             k, stride, padding = conv.kernel_size[0], conv.stride[0], conv.padding[0]
-            if column is None:  # the first reads the observation row: the map's entry, (channels, rows, columns)
-                size = int(round(math.sqrt((slices[keys.index(extractor.map_key)].stop - start) / conv.in_channels)))
-                column, pad = (lambda c, y, x, s=size: start + (c * s + y) * s + x), width
             index = _im2col_index(conv.in_channels, size, k, stride, padding, column, pad)
             weight = np.ascontiguousarray(conv.weight.detach().numpy().reshape(conv.out_channels, -1).T)
             self.convs.append((index, weight, conv.bias.detach().numpy().copy()))
@@ -277,7 +277,7 @@ class _NumpyLocalMap:
 
     def __call__(self, flat: np.ndarray) -> np.ndarray:
         n = len(flat)
-        if n != getattr(self, "rows", None):
+        if n != self.rows:
             self._batch(n)
         self.inputs[0][:-1] = flat.reshape(-1)
         for i, (_, weight, bias) in enumerate(self.convs):
@@ -358,6 +358,7 @@ def _linear(m: torch.nn.Linear) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _apply(layer, x: np.ndarray) -> np.ndarray:
+    """One copied layer: a ``(weight, bias)`` pair (``_linear``) or an activation."""
     return x @ layer[0] + layer[1] if isinstance(layer, tuple) else layer(x)
 
 
@@ -429,7 +430,7 @@ class LeanPPO(stable_baselines3.PPO):
         r.actor = None
         if r.numpy_actor:
             features = (None if r.flat_features
-                        else _NumpyLocalMap(policy.features_extractor, r.keys, r.slices, r.width))
+                        else _NumpyLocalMap(policy.features_extractor, r.keys, r.slices, r.shapes, r.width))
             r.actor = _NumpyActor(policy, r.sde_std if r.sde else None, features)
 
     def _rollout_end(self) -> None:
