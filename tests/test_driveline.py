@@ -6,7 +6,9 @@ import pytest
 
 from acres_gym.constants import DRIVE_ALL_WHEEL, GEAR_HIGH
 from acres_gym.model.driveline import (
+    _open_diff_exact,
     front_torque,
+    open_diff_bisection,
     open_diff_wheel_torque,
     rear_torque,
     solve_carrier_speed,
@@ -84,6 +86,55 @@ def test_open_differential_splits_torque_equally(driving_state):
     left = spin_for_torque(w.wheel_lin_a_nm[2], w.wheel_lin_b_nm_s[2], s.resist_torque_nm[2], t)
     right = spin_for_torque(w.wheel_lin_a_nm[3], w.wheel_lin_b_nm_s[3], s.resist_torque_nm[3], t)
     assert abs(0.5 * (left + right) - c) < 1e-6
+
+
+def _bisected_open_diff_torque(al, bl, fl, ar, br, fr, c):
+    """The torque on each wheel whose two end-of-tick speeds average c, by bisection on the torque."""
+    lo, hi = -1e6, 1e6
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if 0.5 * (spin_for_torque(al, bl, fl, mid) + spin_for_torque(ar, br, fr, mid)) < c:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def test_the_open_differential_torque_is_solved_exactly():
+    """The mean spin of the two rear wheels is piecewise linear in their common torque, so the open
+    differential's torque comes from one linear equation on the right segment (``_open_diff_exact``): the same
+    torque as bisection to 1e-12, and the wheels' speeds average c to 1e-9, for friction bands apart,
+    overlapping, nested and of zero width, and c of either sign or zero."""
+    rng = np.random.default_rng(3)
+    cases = 0
+    for i in range(3000):
+        al, ar = rng.normal(0.0, 300.0, 2)
+        bl, br = rng.uniform(50.0, 5000.0, 2)
+        fl, fr = rng.uniform(0.0, 400.0, 2)
+        if i % 4 == 1:
+            fl = 0.0  # a wheel without friction (no band)
+        elif i % 4 == 2:
+            fl, al = 3.0 * fr + 50.0, ar  # the right wheel's band inside the left's
+        c = 0.0 if i % 3 == 0 else rng.normal(0.0, 30.0)
+        if c == 0.0 and max(al - fl, ar - fr) <= min(al + fl, ar + fr):
+            continue  # both wheels can stand: open_diff_wheel_torque takes an end of the band, not this solve
+        t = _open_diff_exact(al, bl, fl, ar, br, fr, c)
+        want = _bisected_open_diff_torque(al, bl, fl, ar, br, fr, c)
+        assert abs(t - want) <= 1e-12 * (1.0 + abs(want)) + 1e-9
+        mean = 0.5 * (spin_for_torque(al, bl, fl, t) + spin_for_torque(ar, br, fr, t))
+        assert abs(mean - c) <= 1e-9 * (1.0 + abs(c))
+        cases += 1
+    assert cases > 2000
+
+
+def test_the_open_differential_agrees_with_its_bisection_on_a_launch(driving_state):
+    s = driving_state.state[0]
+    w = driving_state.work[0]
+    for c in np.linspace(-40.0, 60.0, 101):
+        if c == 0.0:
+            continue  # at rest the torque is set-valued: the end of the band on the side asked for
+        want = open_diff_bisection(s, w, c)
+        assert abs(open_diff_wheel_torque(s, w, c, 1.0) - want) <= 1e-12 * (1.0 + abs(want))
 
 
 def _braked_stall(drive_mode, adc=False, throttle_pct=100.0, brake_bar=40.0, ticks=240):

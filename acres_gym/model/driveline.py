@@ -22,6 +22,8 @@ One bisection on c balances wheel side and engine side (fixed iteration count: d
 allocation-free); a balance at c = 0 inside the friction band holds the carrier still.
 """
 
+import math
+
 from numba import njit
 
 from acres_gym.constants import (
@@ -57,13 +59,69 @@ def _open_diff_mean(s, w, torque_nm):
 
 
 @njit(cache=True)
+def _branch(a, b, f, torque_nm):
+    """A wheel's branch of ``spin_for_torque`` at ``torque_nm`` as (1 / b, its offset / b): spin = (T - offset)
+    / b with offset a + f above the friction band and a - f below it; (0, 0) inside the band (the wheel
+    stands)."""
+    if torque_nm > a + f:
+        return 1.0 / b, (a + f) / b
+    if torque_nm < a - f:
+        return 1.0 / b, (a - f) / b
+    return 0.0, 0.0
+
+
+@njit(cache=True)
+def _open_diff_exact(a_l, b_l, f_l, a_r, b_r, f_r, c):
+    """The torque T on each wheel whose two end-of-tick speeds average ``c``, exactly: the mean of the two
+    ``spin_for_torque`` is continuous, non-decreasing and linear between the four ends of the friction bands
+    (a -/+ f of each wheel), so on the segment between them that holds the solution 0.5 (sum over the turning
+    wheels of (T - offset) / b) = c gives T = (2 c + sum offset / b) / sum 1 / b. Returns NaN if no segment
+    holds it (rounding at a segment's end; the caller then bisects)."""
+    e0, e1, e2, e3 = a_l - f_l, a_l + f_l, a_r - f_r, a_r + f_r  # each pair ordered (f >= 0); sort all four:
+    if e0 > e2:  # the last three comparators of the 4-input sorting network
+        e0, e2 = e2, e0
+    if e1 > e3:
+        e1, e3 = e3, e1
+    if e1 > e2:
+        e1, e2 = e2, e1
+    ends = (e0, e1, e2, e3)
+    for k in range(5):
+        lo = -math.inf if k == 0 else ends[k - 1]
+        hi = math.inf if k == 4 else ends[k]
+        probe = hi - 1.0 if k == 0 else (lo + 1.0 if k == 4 else 0.5 * (lo + hi))
+        inv_l, off_l = _branch(a_l, b_l, f_l, probe)
+        inv_r, off_r = _branch(a_r, b_r, f_r, probe)
+        inv = inv_l + inv_r
+        if inv == 0.0:  # both wheels stand on this segment: their mean is 0 there
+            continue
+        torque_nm = (2.0 * c + off_l + off_r) / inv
+        tol = 1e-12 * (1.0 + abs(torque_nm))
+        if lo - tol <= torque_nm <= hi + tol:
+            return torque_nm
+    return math.nan
+
+
+@njit(cache=True)
 def open_diff_wheel_torque(s, w, c, side):
-    """Torque on each rear wheel of the open differential for carrier speed c (side: c = 0-/0+)."""
+    """Torque on each rear wheel of the open differential for carrier speed c (side: c = 0-/0+): equal
+    torques whose wheel speeds average c (``_open_diff_exact``); at c = 0 with both wheels able to stand, the
+    end of the torque band that holds them both on the ``side`` given."""
     if c == 0.0:
         lo = max(w.wheel_lin_a_nm[RL] - s.resist_torque_nm[RL], w.wheel_lin_a_nm[RR] - s.resist_torque_nm[RR])
         hi = min(w.wheel_lin_a_nm[RL] + s.resist_torque_nm[RL], w.wheel_lin_a_nm[RR] + s.resist_torque_nm[RR])
         if lo <= hi:
             return lo if side < 0 else hi
+    torque_nm = _open_diff_exact(w.wheel_lin_a_nm[RL], w.wheel_lin_b_nm_s[RL], s.resist_torque_nm[RL],
+                                 w.wheel_lin_a_nm[RR], w.wheel_lin_b_nm_s[RR], s.resist_torque_nm[RR], c)
+    if not math.isnan(torque_nm):
+        return torque_nm
+    return open_diff_bisection(s, w, c)
+
+
+@njit(cache=True)
+def open_diff_bisection(s, w, c):
+    """``open_diff_wheel_torque`` by bisection on the torque (the reference ``_open_diff_exact`` is tested
+    against, and its fallback)."""
     lo = -OPEN_DIFF_TORQUE_BRACKET_NM
     hi = OPEN_DIFF_TORQUE_BRACKET_NM
     for _ in range(BISECTION_ITERATIONS + 8):
