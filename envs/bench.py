@@ -332,8 +332,8 @@ def navigation_rows(seconds: float) -> list[str]:
     path, _ = _step_seconds(PATH_ID, 64, seconds)
     rows.append(f"N = 64 at 20 Hz: local_map {100 * share:.1f} % of a step, which the map makes "
                 f"{1.0 / (1.0 - share):.2f}x as slow as without it; a step takes {1e3 * nav:.2f} ms, a path-following "
-                f"step {1e3 * path:.2f} ms ({nav / path:.2f}x: the navigation ground is mostly soil, whose tyre model "
-                "costs more per tick than hard ground)")
+                f"step {1e3 * path:.2f} ms ({nav / path:.2f}x: the map, and the soil under most of the navigation "
+                "ground, whose tyre model costs more per tick than hard ground)")
     return rows
 
 

@@ -7,7 +7,7 @@ resistance, soil, bearing), set-valued at omega = 0: friction stops a wheel, it 
 
 For a trial rear carrier speed c (wheel-speed units) the wheels need (the seed's wording):
 - the rear axle: locked (2WD, AWD), both rear wheels at c; open (Turf), equal torques whose wheel
-  speeds average c;
+  speeds average c (solved exactly: the mean spin is piecewise linear in the torque, ``_open_diff_exact``);
 - in AWD, each front wheel that the front ring (turning at ``front_ring_ratio`` x c) catches up with:
   its shaft torque at the ring speed, costing front_ring_ratio times that at the carrier (a free wheel
   otherwise); Active Descent Control locks the front to the ring on overrun.
