@@ -90,7 +90,8 @@ MAP_CHANNEL_INFO = {
     "grade": ("1", "slope of the terrain along the vehicle's heading at the cell centre (tan, + uphill)"),
     "traction": ("1", "steepest grade a hill start climbs there in L / AWD (tan; < 0 where even level ground "
                       "stalls), from the soil and wetness of the nearest map cell"),
-    "no_go": ("0 / 1", "1 in a no-go area (water, dense vegetation) at the nearest map cell"),
+    "no_go": ("0 / 1", "1 in a no-go area (water, dense vegetation) at the nearest map cell, and beyond the edge "
+                       "of the mapped ground"),
 }
 
 ONNX_NAME = "policy.onnx"

@@ -41,7 +41,7 @@ import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.runtime import threading_layer  # noqa: F401  (the simulator's layer, before set_num_threads starts one)
 from acres_gym.runtime.threading_layer import use_parallel
 
-NAVIGATION_ID = "acres_gym/RangerOffroadNavigation-v1"
+NAVIGATION_ID = "acres_gym/RangerOffroadNavigation-v2"
 PATH_ID = "acres_gym/RangerPathFollowing-v3"
 
 

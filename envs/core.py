@@ -39,13 +39,12 @@ from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
 from acres_gym.envs.pregen import Pregenerator, drawing
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
-from acres_gym.envs.tasks.base import make_task
+from acres_gym.envs.tasks.base import TERRAIN_MARGIN_M, make_task
 from acres_gym.model.chassis import BODY_KINEMATICS, body_kinematics
 from acres_gym.records import structured_view
 from acres_gym.sim import RangerSim
 
 STREAMS = ("task", "terrain", "patches", "soil", "vehicle")
-TERRAIN_MARGIN_M = 2.0  # the rear-axle midpoint this close to the terrain's edge ends the episode (off_terrain)
 PATH_CLEARANCE_M = 3.0  # paths keep this much farther from the edge: room for tracking error
 STATUS_FLAGS = ("rolled_over", "diverged", "off_course", "off_terrain", "path_complete")
 STATS = ("return", "speed_sq", "lateral_sq", "fuel0_kg", "distance_m")  # the episode's running figures

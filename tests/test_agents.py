@@ -158,7 +158,7 @@ def test_watch_on_navigation_reports_the_tasks_figures_and_takes_a_split(tmp_pat
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     from acres_gym.agents.watch import main
 
-    main(["--env", "acres_gym/RangerOffroadNavigation-v1", "--policy", "straight_line", "--split", "test",
+    main(["--env", "acres_gym/RangerOffroadNavigation-v2", "--policy", "straight_line", "--split", "test",
           "--seed", "2", "--frames", str(tmp_path), "--max-steps", "3", "--set", "max_episode_s=0.2"])
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("episode 0 (seed 2): return ") and "over 2 steps" in line  # 0.2 s at 10 Hz

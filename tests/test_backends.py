@@ -283,7 +283,7 @@ def test_the_local_map_cnn_refuses_bad_channels():
     import acres_gym  # noqa: F401  (the ids registered)
     from acres_gym.agents.sb3_models import local_map_extractor_class
 
-    space = gymnasium.make("acres_gym/RangerOffroadNavigation-v1").observation_space
+    space = gymnasium.make("acres_gym/RangerOffroadNavigation-v2").observation_space
     cls = local_map_extractor_class()
     assert cls(space, channels=[4, 8, 8]).cnn[4].out_channels == 8
     for bad in ([8, 16], [8, 0, 16], [8, 16.5, 16]):

@@ -354,11 +354,11 @@ def test_the_terrain_grids_of_a_batch_are_bounded_together(monkeypatch):
 def test_another_action_mode_drops_only_the_ids_own_options_it_does_not_take():
     """The navigation id's ULC speed options belong to its own mode: choosing pedals leaves them out, but
     an option the user gives that pedals do not take is still an error naming it."""
-    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v1", action_mode="steer_angle+pedals")
+    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v2", action_mode="steer_angle+pedals")
     options = env.unwrapped.config["action_options"]
     assert "ulc_speed_max_mps" not in options and options["gear_axis"] and options["drive_axis"]
     assert env.action_space.shape == (5,)  # steering, throttle, brake, range, drive mode
     env.close()
     with pytest.raises(ValueError, match="unknown key 'ulc_speed_max_mps'"):
-        gymnasium.make("acres_gym/RangerOffroadNavigation-v1", action_mode="steer_angle+pedals",
+        gymnasium.make("acres_gym/RangerOffroadNavigation-v2", action_mode="steer_angle+pedals",
                        action_options={"ulc_speed_max_mps": 3.0})

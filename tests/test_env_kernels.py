@@ -137,7 +137,7 @@ def _numpy_observation(builder, frame, row):
     return {name: one[sl].reshape(shape) for name, (sl, shape) in builder.slices.items()}
 
 
-@pytest.mark.parametrize("env_id", ["acres_gym/RangerPathFollowing-v3", "acres_gym/RangerOffroadNavigation-v1"])
+@pytest.mark.parametrize("env_id", ["acres_gym/RangerPathFollowing-v3", "acres_gym/RangerOffroadNavigation-v2"])
 def test_observation_assembly_equals_the_items_definitions(env_id):
     env = gymnasium.make(env_id).unwrapped
     env.reset(seed=4)
@@ -269,7 +269,7 @@ def _older_copy(env):
     return copy_
 
 
-@pytest.mark.parametrize("env_id", ["acres_gym/RangerSpeedTracking-v3", "acres_gym/RangerOffroadNavigation-v1"])
+@pytest.mark.parametrize("env_id", ["acres_gym/RangerSpeedTracking-v3", "acres_gym/RangerOffroadNavigation-v2"])
 def test_environments_pickled_without_the_jitted_passes_continue_the_episode(env_id):
     """A training checkpoint written before the step's jitted passes existed holds the environment in its
     older form; unpickled now, it continues the episode exactly as the environment it was taken from."""
@@ -337,7 +337,7 @@ def test_vector_infos_equal_their_numpy_definition(env_id):
     venv.close()
 
 
-@pytest.mark.parametrize("env_id", ["acres_gym/RangerPathFollowing-v3", "acres_gym/RangerOffroadNavigation-v1"])
+@pytest.mark.parametrize("env_id", ["acres_gym/RangerPathFollowing-v3", "acres_gym/RangerOffroadNavigation-v2"])
 def test_single_env_info_is_its_row_of_the_vector_infos(env_id):
     """``info_row`` (the single env's info) equals ``info_of(infos(), i)`` value for value and type for type,
     for a vehicle of a batch of one and of a larger batch, with the guarded branches taken too."""

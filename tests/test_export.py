@@ -39,7 +39,7 @@ SPEED = ("acres_gym/RangerSpeedTracking-v3", {**FLAT, "task_options": {"spawn_xy
 PATH = ("acres_gym/RangerPathFollowing-v3", FLAT)
 GEAR = (SPEED[0], {**SPEED[1], "action_options": {"gear_axis": True}})
 # the navigation task as shipped (curvature and ULC speed, range and AWD-switch axes), shorter episodes
-NAV = ("acres_gym/RangerOffroadNavigation-v1", {"max_episode_s": 30.0})
+NAV = ("acres_gym/RangerOffroadNavigation-v2", {"max_episode_s": 30.0})
 # run name -> (algorithm, (env id, env config), command messages its episodes send)
 RUNS = {"ppo": ("ppo", SPEED, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
         "sac": ("sac", PATH, ("steering/cmd", "ulc/cmd", "gear/cmd")),

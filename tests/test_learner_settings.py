@@ -81,7 +81,7 @@ def test_the_compiled_update_is_runningmeanstd_to_the_bit_for_every_batch_size(r
 
 
 def test_image_entries_and_a_saved_vecnormalize_load_as_obsnormalizer(tmp_path):
-    sb3, fast = (wrapped(cls, "acres_gym/RangerOffroadNavigation-v1", 3, max_episode_s=1.0)
+    sb3, fast = (wrapped(cls, "acres_gym/RangerOffroadNavigation-v2", 3, max_episode_s=1.0)
                  for cls in (VecNormalize, ObsNormalizer))
     assert sb3.obs_rms["local_map"].mean.ndim == 3
     sb3.reset(), fast.reset()

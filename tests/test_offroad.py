@@ -1,4 +1,4 @@
-"""The off-road navigation task (RangerOffroadNavigation-v1), its terrain generator and baselines, and the
+"""The off-road navigation task (RangerOffroadNavigation-v2), its terrain generator and baselines, and the
 hill-climb id. Gymnasium's and stable-baselines3's check_env run over every registered id in test_envs.py
 (both new ids included)."""
 
@@ -32,7 +32,7 @@ from acres_gym.params import load_vehicle
 from acres_gym.runtime import libm
 from acres_gym.terrain import Terrain, default_surfaces
 
-NAV = "acres_gym/RangerOffroadNavigation-v1"
+NAV = "acres_gym/RangerOffroadNavigation-v2"
 SMALL = {"randomization": {"terrain": {"size_m": 200.0}}, "task_options": {"terrain": {"goal_distance_m": [60, 100]}}}
 
 
@@ -155,6 +155,44 @@ def test_local_map_on_a_hand_built_terrain_at_two_headings(limits):
     frame = t.measure(np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1, dtype=np.int64))
     assert frame.local_map[0, 0, 0, m["cols"] // 2] > 1.0
     assert frame.local_map[0, 2, m["rows"] // 2, 4] == snow_l  # column 4: 7 m left
+
+
+@pytest.mark.parametrize("edge", ["+x", "-x", "+y"])
+def test_local_map_marks_the_ground_beyond_the_terrain_edge_no_go(edge):
+    """v2: a map cell whose centre lies beyond the terrain less its 2 m margin (where an episode ends off the
+    terrain) reads no-go; the cells on the terrain read the no-go mask (all 0 here) and the other channels are
+    what they were."""
+    env = make(config=SMALL)
+    env.reset(seed=0)
+    t = env.task
+    t.no_go[0] = 0
+    x_min, x_max, y_min, y_max = t._inside
+    assert x_max - x_min == pytest.approx(env.sim.terrain.terrain(0).x_m[-1] - env.sim.terrain.terrain(0).x_m[0] - 4.0)
+    m = t.options["local_map"]
+    # the vehicle 6 m inside the edge, facing it
+    x, y, yaw = {"+x": (x_max - 6.0, 0.0, 0.0), "-x": (x_min + 6.0, 0.0, math.pi),
+                 "+y": (0.0, y_max - 6.0, math.pi / 2)}[edge]
+    frame = t.measure(np.array([x]), np.array([y]), np.array([yaw]), np.zeros(1, dtype=np.int64))
+    no_go = frame.local_map[0, 3]
+    counts = {"beyond": 0, "on": 0}
+    for r in range(m["rows"]):
+        fwd = m["rows"] * m["cell_m"] - m["behind_m"] - (r + 0.5) * m["cell_m"]
+        for q in range(m["cols"]):
+            left = (0.5 * m["cols"] - q - 0.5) * m["cell_m"]
+            wx = x + fwd * math.cos(yaw) - left * math.sin(yaw)
+            wy = y + fwd * math.sin(yaw) + left * math.cos(yaw)
+            beyond = not (x_min < wx < x_max and y_min < wy < y_max)
+            assert no_go[r, q] == (1.0 if beyond else 0.0), (r, q, wx, wy)
+            counts["beyond" if beyond else "on"] += 1
+    assert counts["beyond"] >= m["cols"] * 8 and counts["on"] >= m["cols"] * 4  # 24 m ahead: 18 m of it beyond
+    # far from every edge nothing is marked
+    frame = t.measure(np.zeros(1), np.zeros(1), np.array([yaw]), np.zeros(1, dtype=np.int64))
+    assert not frame.local_map[0, 3].any()
+
+
+def test_navigation_v1_is_deprecated_for_v2():
+    with pytest.raises(gymnasium.error.DeprecatedEnv, match="RangerOffroadNavigation-v2"):
+        gymnasium.make("acres_gym/RangerOffroadNavigation-v1")
 
 
 def test_no_go_and_goal_end_the_episode():

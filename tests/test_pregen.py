@@ -20,7 +20,7 @@ import acres_gym  # noqa: F401
 from acres_gym.envs.pregen import Pregenerator
 
 IDS = ["acres_gym/RangerSpeedTracking-v3", "acres_gym/RangerPathFollowing-v3", "acres_gym/RangerHillClimb-v2",
-       "acres_gym/RangerOffroadNavigation-v1"]
+       "acres_gym/RangerOffroadNavigation-v2"]
 
 
 def _episode_digest(env) -> str:

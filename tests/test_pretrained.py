@@ -33,7 +33,7 @@ MISSING = sorted(set(ENVIRONMENTS) - set(SHIPPED))
 
 def test_slug_is_the_ids_name_in_snake_case():
     assert slug("acres_gym/RangerSpeedTracking-v3") == "ranger_speed_tracking_v3"
-    assert slug("acres_gym/RangerOffroadNavigation-v1") == "ranger_offroad_navigation_v1"
+    assert slug("acres_gym/RangerOffroadNavigation-v2") == "ranger_offroad_navigation_v2"
 
 
 def test_at_least_one_policy_ships_and_each_manifest_records_its_training():

@@ -290,7 +290,7 @@ def test_no_go_areas_are_tinted_and_named_in_the_legend():
 
 
 def test_the_navigation_view_shows_its_no_go_areas():
-    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v1", render_mode="rgb_array").unwrapped
+    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v2", render_mode="rgb_array").unwrapped
     env.reset(seed=3)
     env.render()
     task = env._batch.task
@@ -391,7 +391,7 @@ def test_the_inset_shows_the_local_map_channel_chosen_by_key():
 
 
 def test_the_navigation_frame_shows_the_goal_the_inset_and_the_tasks_hud():
-    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v1", render_mode="rgb_array").unwrapped
+    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v2", render_mode="rgb_array").unwrapped
     env.reset(seed=3)
     frame = env.render()
     view = env._render.renderer

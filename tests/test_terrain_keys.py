@@ -21,7 +21,7 @@ from acres_gym.envs.tasks.trafficability import grade_limit_table
 from acres_gym.params import load_vehicle
 from acres_gym.terrain import default_surfaces, offroad
 
-NAV = "acres_gym/RangerOffroadNavigation-v1"
+NAV = "acres_gym/RangerOffroadNavigation-v2"
 WHERE = "task_options (task 'offroad_navigation')"
 
 # one value outside its bound for every key (the defaults: size_m 300, cell_m 2, edge_margin_m 20)

@@ -46,7 +46,7 @@ def test_a_navigation_episode_succeeds_when_its_goal_is_reached_and_fails_by_any
 
 
 def test_the_sb3_vecenv_passes_the_navigation_flags_at_the_end_of_an_episode():
-    venv = gymnasium.make_vec("acres_gym/RangerOffroadNavigation-v1", num_envs=2,
+    venv = gymnasium.make_vec("acres_gym/RangerOffroadNavigation-v2", num_envs=2,
                               vectorization_mode="vector_entry_point", autoreset_mode="SameStep",
                               config={"max_episode_s": 1.0})
     env = RangerSB3VecEnv(venv)

@@ -80,7 +80,7 @@ def test_the_ledger_closes_through_a_drop_onto_snow():
 def test_navigation_reports_a_high_centred_end():
     """A navigation episode on ground turned to snow ends stuck with the underbody on the snow: its
     ``ground_cause`` is 4 (high-centred)."""
-    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v1",
+    env = gymnasium.make("acres_gym/RangerOffroadNavigation-v2",
                          config={"randomization": {"terrain": {"size_m": 200.0}},
                                  "task_options": {"terrain": {"goal_distance_m": [60, 100]}}})
     env.reset(seed=2)

@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+TERRAIN_MARGIN_M = 2.0  # the rear-axle midpoint this close to the terrain's edge ends the episode (off_terrain)
 COMMON_FAILURES = ("rolled_over", "diverged", "off_terrain")  # end flags every task counts as failures
 ROW_FIGURES = ("episode_return", "episode_steps", "distance_m", "fuel_used_g", "fuel_g_per_km")
 """Figures of every task's episode row (``Task.episode_row``), from the ``info`` entries of the same name."""

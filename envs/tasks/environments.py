@@ -255,7 +255,7 @@ class RangerOffroadNavigation(RangerEnv):
     ``grade``     1       slope along the vehicle's heading (tan, + uphill)
     ``traction``  1       steepest grade a hill start climbs on the cell in L / AWD (tan; from its soil
                           and wetness through ``acres_gym.envs.tasks.trafficability``)
-    ``no_go``     0 / 1   1 in a no-go area
+    ``no_go``     0 / 1   1 in a no-go area and beyond the terrain's edge (less the 2 m margin)
     ============= ======= ==========================================================================
 
     Row 0 is the farthest ahead (24 m), column 0 the farthest left; 2 m cells (config keys
@@ -282,12 +282,17 @@ class RangerOffroadNavigation(RangerEnv):
 
     ## Arguments
 
-    ``gymnasium.make("acres_gym/RangerOffroadNavigation-v1", render_mode=None, config=None, **overrides)``,
+    ``gymnasium.make("acres_gym/RangerOffroadNavigation-v2", render_mode=None, config=None, **overrides)``,
     merged over ``configs/tasks/offroad_navigation.yaml``; ``config={"task_options": {"split": "test"}}``
     draws the held-out ground.
 
     ## Version History
 
+    * v2: ``local_map``'s ``no_go`` channel is 1 beyond the terrain's edge (less the 2 m margin at which an
+      episode ends off the terrain): the map used to repeat the edge cells there, so a policy could not see
+      the edge it was about to leave by (0.01-0.03 of the held-out episodes of policies trained on v1 ended
+      off the terrain). Dynamics, terrain, goals and rewards are unchanged; the observation changes near
+      the edge.
     * v1: the soil contact follows Wong: a tyre on soil pulls its shear thrust less its motion
       resistance, a force at the contact that acts like friction at rest (a vehicle no longer drives where
       the soil's drawbar pull is negative, as on snow); sinkage is bounded by the tyre radius and a vehicle

@@ -21,7 +21,8 @@ the vehicle's simulator slot. After each control step the task measures, for eve
   ``traction``  1       steepest grade a hill start climbs there in L / AWD (tan; from the soil,
                         wetness and the vehicle's tyres and driveline: ``grade_limit_table``; < 0
                         where even level ground stalls)
-  ``no_go``     0 / 1   1 in a no-go area (water, dense vegetation)
+  ``no_go``     0 / 1   1 in a no-go area (water, dense vegetation) and beyond the terrain's edge (less
+                        the 2 m margin where an episode ends off the terrain, ``TERRAIN_MARGIN_M``)
   ============= ======= ==========================================================================
 
   Row 0 is the farthest ahead, column 0 the farthest left; the rear-axle midpoint sits ``behind_m`` from
@@ -65,7 +66,16 @@ from numba import njit
 
 from acres_gym.configuration import check_keys, merge_configs, number, strip_comments
 from acres_gym.constants import GEAR_LOW
-from acres_gym.envs.tasks.base import COMMON_FAILURES, Figure, Scoring, Task, TaskFrame, TaskView, register_task
+from acres_gym.envs.tasks.base import (
+    COMMON_FAILURES,
+    TERRAIN_MARGIN_M,
+    Figure,
+    Scoring,
+    Task,
+    TaskFrame,
+    TaskView,
+    register_task,
+)
 from acres_gym.envs.tasks.offroad import DEFAULTS as TERRAIN_DEFAULTS
 from acres_gym.envs.tasks.offroad import UnsolvableConfigError, offroad_episode, resolve_config
 from acres_gym.envs.tasks.trafficability import drivable, grade_limit_table, wetness_bin
@@ -88,10 +98,12 @@ L_INDEX, AWD_INDEX = 1, 2  # axes of grade_limit_table
 
 
 @njit(cache=True)
-def _fill_local_map(height, origin, cell, traction, no_go, x, y, yaw, channels, map_cell, rows, cols, front_m,
-                    out):
+def _fill_local_map(height, origin, cell, traction, no_go, inside, x, y, yaw, channels, map_cell, rows, cols,
+                    front_m, out):
     """``out`` (N, C, rows, cols): the local maps of N vehicles (module docstring). ``channels`` holds the
-    index into ``MAP_CHANNELS`` of each output channel."""
+    index into ``MAP_CHANNELS`` of each output channel; a cell whose centre lies outside ``inside`` (x_min,
+    x_max, y_min, y_max: the terrain less ``TERRAIN_MARGIN_M``, where the episode ends off the terrain) is
+    no-go."""
     n = x.shape[0]
     ny, nx = height.shape[1], height.shape[2]
     for v in range(n):
@@ -106,6 +118,7 @@ def _fill_local_map(height, origin, cell, traction, no_go, x, y, yaw, channels, 
                 py = y[v] + sy * fwd + cy * left
                 i = min(max(int(math.floor((px - ox) / c + 0.5)), 0), nx - 1)
                 j = min(max(int(math.floor((py - oy) / c + 0.5)), 0), ny - 1)
+                off = not (inside[0] < px < inside[1] and inside[2] < py < inside[3])
                 h, dh_dx, dh_dy = sample_height(height[v], ox, oy, c, px, py)
                 for k in range(channels.shape[0]):
                     ch = channels[k]
@@ -116,7 +129,7 @@ def _fill_local_map(height, origin, cell, traction, no_go, x, y, yaw, channels, 
                     elif ch == 2:
                         out[v, k, r, q] = traction[v, j, i]
                     else:
-                        out[v, k, r, q] = no_go[v, j, i]
+                        out[v, k, r, q] = 1.0 if off else no_go[v, j, i]
 
 
 @njit(cache=True)
@@ -246,6 +259,9 @@ class OffroadNavigationTask(Task):
         shape = sim.terrain.shape
         self.traction = np.zeros((self.n, *shape), dtype=np.float64)
         self.no_go = np.zeros((self.n, *shape), dtype=np.uint8)
+        x0, x1, y0, y1 = randomizer.extent
+        self._inside = np.array([x0 + TERRAIN_MARGIN_M, x1 - TERRAIN_MARGIN_M, y0 + TERRAIN_MARGIN_M,
+                                 y1 - TERRAIN_MARGIN_M])  # local_map marks the cells beyond it no-go
         for split in self.options["splits"]:  # both splits against the grid and the surface table
             resolved = resolve_config(self.terrain_config(split), self.table, name=self._terrain_key_name(split))
             if split == self.options["split"]:
@@ -320,7 +336,7 @@ class OffroadNavigationTask(Task):
         reached = dist <= self.options["goal_radius_m"]
         m = self.options["local_map"]
         local = np.empty((n, *self.map_shape))
-        _fill_local_map(terrain.height_m, terrain.origin_xy_m, terrain.cell_m, self.traction, self.no_go,
+        _fill_local_map(terrain.height_m, terrain.origin_xy_m, terrain.cell_m, self.traction, self.no_go, self._inside,
                         np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
                         np.asarray(yaw, dtype=np.float64), self._channels, float(m["cell_m"]), int(m["rows"]),
                         int(m["cols"]), float(self._front_m), local)
