@@ -155,12 +155,8 @@ class _Rollout:
         self.sde = isinstance(model.policy.action_dist, StateDependentNoiseDistribution)
         self.sde_std: torch.Tensor | None = None  # gSDE's std of the exploration matrices, for this rollout
         # the actor in numpy for the rollout's steps, where the features are the flat observation
-        self.map_features = (not self.flat_features
-                             and _NumpyLocalMap.supported(extractor, self.keys, self.shapes)
-                             and all(isinstance(space[k], spaces.Box) and not is_image_space(space[k])
-                                     for k in self.keys))
-        self.numpy_actor = (model.numpy_actor and (self.flat_features or self.map_features)
-                            and _NumpyActor.supported(model.policy))
+        self.numpy_actor = (model.numpy_actor and _NumpyActor.supported(model.policy)
+                            and (self.flat_features or _NumpyLocalMap.supported(extractor, space)))
         self.actor: _NumpyActor | None = None
         n, steps = env.num_envs, model.n_steps
         act_dim = int(np.prod(model.action_space.shape))
@@ -216,9 +212,10 @@ class _NumpyLocalMap:
     rounding."""
 
     @staticmethod
-    def supported(extractor, keys: list[str], shapes: list[tuple]) -> bool:
+    def supported(extractor, space: spaces.Dict) -> bool:
         """The extractor's layers are the ones copied here: square ``Conv2d`` (zero padding, no dilation or
-        groups) each followed by ``ReLU`` and a last ``Flatten``; a ``Linear`` and ``ReLU`` head on each branch."""
+        groups) each followed by ``ReLU`` and a last ``Flatten``; a ``Linear`` and ``ReLU`` head on each branch;
+        every entry a ``Box`` that SB3 does not rescale as an image, the map square."""
         cnn = getattr(extractor, "cnn", None)
         if type(extractor).__name__ != "LocalMapExtractor" or not isinstance(cnn, torch.nn.Sequential):
             return False
@@ -229,10 +226,12 @@ class _NumpyLocalMap:
                      and m.groups == 1 and m.padding_mode == "zeros" for m in convs)
         heads = all(isinstance(h, torch.nn.Sequential) and [type(m) for m in h] == [torch.nn.Linear, torch.nn.ReLU]
                     for h in (extractor.map_head, extractor.other_head))
-        shape = dict(zip(keys, shapes, strict=True)).get(extractor.map_key)
-        return (square and heads and len(layers) % 2 == 1 and type(layers[-1]) is torch.nn.Flatten
-                and all(type(m) is torch.nn.ReLU for m in acts) and shape is not None and len(shape) == 3
-                and shape[1] == shape[2] and extractor.other_keys == [k for k in keys if k != extractor.map_key])
+        keys = list(space.spaces)
+        boxes = all(isinstance(space[k], spaces.Box) and not is_image_space(space[k]) for k in keys)
+        shape = space[extractor.map_key].shape if extractor.map_key in space.spaces else ()
+        return (square and heads and boxes and len(layers) % 2 == 1 and type(layers[-1]) is torch.nn.Flatten
+                and all(type(m) is torch.nn.ReLU for m in acts) and len(shape) == 3 and shape[1] == shape[2]
+                and extractor.other_keys == [k for k in keys if k != extractor.map_key])
 
     def __init__(self, extractor, keys: list[str], slices: list[slice], shapes: list[tuple], width: int) -> None:
         at = keys.index(extractor.map_key)
@@ -310,15 +309,18 @@ class _NumpyActor:
             type(m) is torch.nn.Linear or type(m) in cls.ACTIVATIONS for m in net)
             for net in (policy.mlp_extractor.policy_net, policy.mlp_extractor.value_net))
 
+    @classmethod
+    def _copy(cls, net: torch.nn.Sequential) -> list:
+        """An MLP's layers as ``_apply`` runs them: ``Linear`` layers copied (``_linear``), activations in numpy."""
+        return [_linear(m) if type(m) is torch.nn.Linear else cls.ACTIVATIONS[type(m)] for m in net]
+
     def __init__(self, policy, sde_std: torch.Tensor | None, features: _NumpyLocalMap | None = None) -> None:
-        self.layers = [_linear(m) if type(m) is torch.nn.Linear else self.ACTIVATIONS[type(m)]
-                       for m in policy.mlp_extractor.policy_net]
+        self.layers = self._copy(policy.mlp_extractor.policy_net)
         self.head = _linear(policy.action_net)
         self.features = features
         self.critic = None
         if features is not None:
-            self.critic = [_linear(m) if type(m) is torch.nn.Linear else self.ACTIVATIONS[type(m)]
-                           for m in policy.mlp_extractor.value_net] + [_linear(policy.value_net)]
+            self.critic = [*self._copy(policy.mlp_extractor.value_net), _linear(policy.value_net)]
         self.log_std = None if sde_std is not None else policy.log_std.detach().numpy().copy()
         self.matrix = self.matrices = self.std_sq = None
         if sde_std is not None:

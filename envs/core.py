@@ -39,7 +39,7 @@ from acres_gym.envs.observations import Frame, Layout, ObservationBuilder
 from acres_gym.envs.pregen import Pregenerator, drawing
 from acres_gym.envs.randomization import Draw, Randomizer
 from acres_gym.envs.rewards import RewardSet, StepContext
-from acres_gym.envs.tasks.base import TERRAIN_MARGIN_M, make_task
+from acres_gym.envs.tasks.base import TERRAIN_MARGIN_M, make_task, on_terrain_bounds
 from acres_gym.model.chassis import BODY_KINEMATICS, body_kinematics
 from acres_gym.records import structured_view
 from acres_gym.sim import RangerSim
@@ -250,9 +250,7 @@ class RangerBatch:
         self._all_rows = np.ones(self.n, dtype=bool)  # read-only masks of every and no vehicle
         self._no_rows = np.zeros(self.n, dtype=bool)
         self._all_rows.flags.writeable = self._no_rows.flags.writeable = False
-        x0, x1, y0, y1 = self.extent
-        self._inside = np.array([x0 + TERRAIN_MARGIN_M, x1 - TERRAIN_MARGIN_M, y0 + TERRAIN_MARGIN_M,
-                                 y1 - TERRAIN_MARGIN_M])  # where the rear-axle midpoint stays on the terrain
+        self._inside = on_terrain_bounds(self.extent)  # where the rear-axle midpoint stays on the terrain
 
     def _name_terms(self) -> None:
         """``last_terms``: ``{name: row of _terms}`` (views)."""

@@ -271,9 +271,9 @@ def test_the_rollouts_numpy_actor_runs_the_local_map_cnn_as_torch_does(channels)
     # a layer the copy does not know (a dilated convolution) keeps the torch path
     conv = extractor.cnn[0]
     conv.dilation = (2, 2)
-    assert not _NumpyLocalMap.supported(extractor, r.keys, r.shapes)
+    assert not _NumpyLocalMap.supported(extractor, model.observation_space)
     conv.dilation = (1, 1)
-    assert _NumpyLocalMap.supported(extractor, r.keys, r.shapes) and actor is not None
+    assert _NumpyLocalMap.supported(extractor, model.observation_space) and actor is not None
     env.close()
 
 

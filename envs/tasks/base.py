@@ -41,6 +41,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 TERRAIN_MARGIN_M = 2.0  # the rear-axle midpoint this close to the terrain's edge ends the episode (off_terrain)
+
+
+def on_terrain_bounds(extent: tuple[float, float, float, float]) -> np.ndarray:
+    """(x_min, x_max, y_min, y_max) where the rear-axle midpoint stays on the terrain: the grid's ``extent`` less
+    ``TERRAIN_MARGIN_M`` on each side (the batch's off-terrain end, the navigation map's edge)."""
+    x0, x1, y0, y1 = extent
+    return np.array([x0 + TERRAIN_MARGIN_M, x1 - TERRAIN_MARGIN_M, y0 + TERRAIN_MARGIN_M, y1 - TERRAIN_MARGIN_M])
+
 COMMON_FAILURES = ("rolled_over", "diverged", "off_terrain")  # end flags every task counts as failures
 ROW_FIGURES = ("episode_return", "episode_steps", "distance_m", "fuel_used_g", "fuel_g_per_km")
 """Figures of every task's episode row (``Task.episode_row``), from the ``info`` entries of the same name."""

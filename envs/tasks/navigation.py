@@ -68,12 +68,12 @@ from acres_gym.configuration import check_keys, merge_configs, number, strip_com
 from acres_gym.constants import GEAR_LOW
 from acres_gym.envs.tasks.base import (
     COMMON_FAILURES,
-    TERRAIN_MARGIN_M,
     Figure,
     Scoring,
     Task,
     TaskFrame,
     TaskView,
+    on_terrain_bounds,
     register_task,
 )
 from acres_gym.envs.tasks.offroad import DEFAULTS as TERRAIN_DEFAULTS
@@ -259,9 +259,7 @@ class OffroadNavigationTask(Task):
         shape = sim.terrain.shape
         self.traction = np.zeros((self.n, *shape), dtype=np.float64)
         self.no_go = np.zeros((self.n, *shape), dtype=np.uint8)
-        x0, x1, y0, y1 = randomizer.extent
-        self._inside = np.array([x0 + TERRAIN_MARGIN_M, x1 - TERRAIN_MARGIN_M, y0 + TERRAIN_MARGIN_M,
-                                 y1 - TERRAIN_MARGIN_M])  # local_map marks the cells beyond it no-go
+        self._inside = on_terrain_bounds(randomizer.extent)  # local_map marks the cells beyond it no-go
         for split in self.options["splits"]:  # both splits against the grid and the surface table
             resolved = resolve_config(self.terrain_config(split), self.table, name=self._terrain_key_name(split))
             if split == self.options["split"]:
