@@ -94,6 +94,17 @@ MAP_CHANNEL_INFO = {
                        "of the mapped ground"),
 }
 
+
+def _channel_meaning(channel: str, local_map: dict) -> str:
+    """A ``local_map`` channel's meaning as the task's options fill it (``stall_traction`` replaces the traction
+    channel's negative values)."""
+    stall = local_map.get("stall_traction")
+    if channel == "traction" and stall is not None:
+        return (f"steepest grade a hill start climbs there in L / AWD (tan), {stall:g} wherever even level ground "
+                "stalls (a negative climbable grade), from the soil and wetness of the nearest map cell")
+    return MAP_CHANNEL_INFO[channel][1]
+
+
 ONNX_NAME = "policy.onnx"
 MANIFEST_NAME = "manifest.json"
 OPSET = 17
@@ -281,7 +292,7 @@ def host_inputs_manifest(batch) -> dict:
             m = task.options["local_map"]
             cell, rows, cols, behind = float(m["cell_m"]), int(m["rows"]), int(m["cols"]), float(m["behind_m"])
             entry.update({
-                "channels": [{"name": c, "unit": MAP_CHANNEL_INFO[c][0], "meaning": MAP_CHANNEL_INFO[c][1]}
+                "channels": [{"name": c, "unit": MAP_CHANNEL_INFO[c][0], "meaning": _channel_meaning(c, m)}
                              for c in m["channels"]],
                 "layout": "(channels, rows, cols)", "cell_m": cell, "rows": rows, "cols": cols,
                 "extent_m": {"ahead": rows * cell - behind, "behind": behind, "left": cols * cell / 2.0,

@@ -16,7 +16,13 @@ import yaml
 from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401
-from acres_gym.agents.export import DeterministicActor, command_map, observations_as_given, sample_observations
+from acres_gym.agents.export import (
+    DeterministicActor,
+    _channel_meaning,
+    command_map,
+    observations_as_given,
+    sample_observations,
+)
 from acres_gym.agents.export import main as export_main
 from acres_gym.agents.pretrained import host_inputs, vehicle_reports
 from acres_gym.agents.sb3_models import SB3Policy, build_model, load_run_normalizer
@@ -367,3 +373,14 @@ def test_export_and_runtime_round_trip_for_every_id(tmp_path, env_id):
         assert manifest["action"]["gear_axis"]["component"] == manifest["action"]["components"].index("range")
         assert "speed_preview_s" not in manifest["task"]
     env.close()
+
+
+def test_the_manifest_says_what_the_traction_channel_reads_where_level_ground_stalls():
+    """With ``local_map.stall_traction`` the manifest's traction channel gives the value the host writes where
+    even level ground stalls; without it, the negative grade limit; the other channels are unchanged."""
+    plain = {"stall_traction": None}
+    assert "< 0 where even level ground stalls" in _channel_meaning("traction", plain)
+    stalled = _channel_meaning("traction", {"stall_traction": -1.0})
+    assert "-1 wherever even level ground stalls" in stalled and "< 0" not in stalled
+    for channel in ("height", "grade", "no_go"):
+        assert _channel_meaning(channel, {"stall_traction": -1.0}) == _channel_meaning(channel, plain)

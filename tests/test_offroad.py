@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import acres_gym  # noqa: F401
+from acres_gym.envs.tasks.navigation import MAP_CHANNELS
 from acres_gym.envs.tasks.offroad import (
     GOAL_PAD_M,
     PAD_M,
@@ -155,6 +156,31 @@ def test_local_map_on_a_hand_built_terrain_at_two_headings(limits):
     frame = t.measure(np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1, dtype=np.int64))
     assert frame.local_map[0, 0, 0, m["cols"] // 2] > 1.0
     assert frame.local_map[0, 2, m["rows"] // 2, 4] == snow_l  # column 4: 7 m left
+
+
+def test_stall_traction_replaces_the_negative_grade_limits_of_the_traction_channel():
+    """``local_map.stall_traction``: where even level ground stalls (a grade limit below 0: the held-out split's
+    wet sandy loam at -0.19, snow's -1) the traction channel reads the option's value; every other cell, and the
+    terrain itself, are those of the same episode without it. Out-of-range values are refused by name."""
+    config = {"task_options": {"split": "test"}}
+    plain = gymnasium.make_vec(NAV, num_envs=4, vectorization_mode="vector_entry_point", config=config)
+    stall = gymnasium.make_vec(NAV, num_envs=4, vectorization_mode="vector_entry_point",
+                               config={"task_options": {"split": "test", "local_map": {"stall_traction": -1.0}}})
+    obs_plain, _ = plain.reset(seed=400000)
+    obs_stall, _ = stall.reset(seed=400000)
+    before, after = plain.unwrapped._batch.task.traction, stall.unwrapped._batch.task.traction
+    negative = before < 0.0
+    assert negative.any() and (before > 0.0).any()
+    assert np.all(after[negative] == -1.0) and np.array_equal(after[~negative], before[~negative])
+    channel = list(MAP_CHANNELS).index("traction")
+    map_plain, map_stall = obs_plain["local_map"][:, channel], obs_stall["local_map"][:, channel]
+    assert np.array_equal(map_stall, np.where(map_plain < 0.0, np.float32(-1.0), map_plain))
+    for name in ("height", "grade", "no_go"):
+        k = list(MAP_CHANNELS).index(name)
+        assert np.array_equal(obs_plain["local_map"][:, k], obs_stall["local_map"][:, k])
+    for bad in (0.5, -2.0, "low"):
+        with pytest.raises(ValueError, match=r"local_map\.stall_traction"):
+            make(config={"task_options": {"local_map": {"stall_traction": bad}}})
 
 
 @pytest.mark.parametrize("edge", ["+x", "-x", "+y"])
