@@ -84,11 +84,12 @@ from acres_gym.vehicle.deploy import (
     command_value,
 )
 
-# The navigation task's local_map channels (acres_gym.envs.tasks.navigation.MAP_CHANNELS): unit and meaning.
+# The navigation task's local_map channels (acres_gym.envs.tasks.navigation.MAP_CHANNELS): unit and meaning
+# ({stalls}: filled in by _channel_meaning from the task's stall_traction).
 MAP_CHANNEL_INFO = {
     "height": ("m", "terrain height at the cell centre minus the height under the rear-axle midpoint"),
     "grade": ("1", "slope of the terrain along the vehicle's heading at the cell centre (tan, + uphill)"),
-    "traction": ("1", "steepest grade a hill start climbs there in L / AWD (tan; < 0 where even level ground "
+    "traction": ("1", "steepest grade a hill start climbs there in L / AWD (tan; {stalls} even level ground "
                       "stalls), from the soil and wetness of the nearest map cell"),
     "no_go": ("0 / 1", "1 in a no-go area (water, dense vegetation) at the nearest map cell, and beyond the edge "
                        "of the mapped ground"),
@@ -96,13 +97,10 @@ MAP_CHANNEL_INFO = {
 
 
 def _channel_meaning(channel: str, local_map: dict) -> str:
-    """A ``local_map`` channel's meaning as the task's options fill it (``stall_traction`` replaces the traction
-    channel's negative values)."""
+    """A ``local_map`` channel's meaning as the task's options fill it: the traction channel reads < 0 where even
+    level ground stalls, or the one value ``stall_traction`` writes there."""
     stall = local_map.get("stall_traction")
-    if channel == "traction" and stall is not None:
-        return (f"steepest grade a hill start climbs there in L / AWD (tan), {stall:g} wherever even level ground "
-                "stalls (a negative climbable grade), from the soil and wetness of the nearest map cell")
-    return MAP_CHANNEL_INFO[channel][1]
+    return MAP_CHANNEL_INFO[channel][1].format(stalls="< 0 where" if stall is None else f"{stall:g} wherever")
 
 
 ONNX_NAME = "policy.onnx"

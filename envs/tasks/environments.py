@@ -259,7 +259,9 @@ class RangerOffroadNavigation(RangerEnv):
     ============= ======= ==========================================================================
 
     Row 0 is the farthest ahead (24 m), column 0 the farthest left; 2 m cells (config keys
-    ``task_options.local_map``: ``cell_m``, ``rows``, ``cols``, ``behind_m``, ``channels``).
+    ``task_options.local_map``: ``cell_m``, ``rows``, ``cols``, ``behind_m``, ``channels``, and
+    ``stall_traction``, a value in [-1, 0] the traction channel reads wherever even level ground stalls in
+    place of the soil's negative figure; default null).
 
     ## Rewards
 
