@@ -75,6 +75,7 @@ from acres_gym.dbw.command import COMMAND_MODES, make_commands
 from acres_gym.dbw.reports import REPORT_FIELDS
 from acres_gym.envs.actions import RANGE_THRESHOLD
 from acres_gym.envs.observations import ITEMS, SOURCES
+from acres_gym.envs.tasks.navigation import MAP_DEFAULTS
 from acres_gym.vehicle.deploy import (
     COMMAND_MESSAGES,
     MANIFEST_FORMAT,
@@ -85,7 +86,7 @@ from acres_gym.vehicle.deploy import (
 )
 
 # The navigation task's local_map channels (acres_gym.envs.tasks.navigation.MAP_CHANNELS): unit and meaning
-# ({stalls}: filled in by _channel_meaning from the task's stall_traction).
+# ({stalls}, {cap}: filled in by _channel_meaning from the task's stall_traction and route_time_cap_s).
 MAP_CHANNEL_INFO = {
     "height": ("m", "terrain height at the cell centre minus the height under the rear-axle midpoint"),
     "grade": ("1", "slope of the terrain along the vehicle's heading at the cell centre (tan, + uphill)"),
@@ -93,14 +94,22 @@ MAP_CHANNEL_INFO = {
                       "stalls), from the soil and wetness of the nearest map cell"),
     "no_go": ("0 / 1", "1 in a no-go area (water, dense vegetation) at the nearest map cell, and beyond the edge "
                        "of the mapped ground"),
+    "route_time": ("s", "time to the goal along the quickest route a search over the map of the whole ground finds "
+                        "from the route-grid cell nearest the cell (acres_gym.envs.tasks.offroad.time_to_goal: steps "
+                        "that H / AWD climbs at 6 m/s, steps only L / AWD climbs at 3 m/s, no-go areas, impassable "
+                        "ground and the edge kept clear as the episode generator's solvability search keeps them), "
+                        "less the least such time over the map's cells on the mapped ground, at most {cap:g}; {cap:g} "
+                        "where no route leaves the cell and beyond the edge of the mapped ground"),
 }
 
 
 def _channel_meaning(channel: str, local_map: dict) -> str:
     """A ``local_map`` channel's meaning as the task's options fill it: the traction channel reads < 0 where even
-    level ground stalls, or the one value ``stall_traction`` writes there."""
+    level ground stalls, or the one value ``stall_traction`` writes there; route_time's cap is
+    ``route_time_cap_s``."""
     stall = local_map.get("stall_traction")
-    return MAP_CHANNEL_INFO[channel][1].format(stalls="< 0 where" if stall is None else f"{stall:g} wherever")
+    return MAP_CHANNEL_INFO[channel][1].format(stalls="< 0 where" if stall is None else f"{stall:g} wherever",
+                                               cap=local_map.get("route_time_cap_s", MAP_DEFAULTS["route_time_cap_s"]))
 
 
 ONNX_NAME = "policy.onnx"

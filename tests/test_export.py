@@ -17,6 +17,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 import acres_gym  # noqa: F401
 from acres_gym.agents.export import (
+    MAP_CHANNEL_INFO,
     DeterministicActor,
     _channel_meaning,
     command_map,
@@ -31,6 +32,7 @@ from acres_gym.constants import GEAR_NONE
 from acres_gym.dbw.reports import dbw_reports
 from acres_gym.envs.actions import ACTION_MODES
 from acres_gym.envs.sb3 import RangerSB3VecEnv
+from acres_gym.envs.tasks.navigation import MAP_CHANNELS
 from acres_gym.params import load_vehicle
 from acres_gym.registration import ENVIRONMENTS
 from acres_gym.vehicle.deploy import COMMAND_MESSAGES, PolicyRuntime, command_value
@@ -384,3 +386,12 @@ def test_the_manifest_says_what_the_traction_channel_reads_where_level_ground_st
     assert "-1 wherever even level ground stalls" in stalled and "< 0" not in stalled
     for channel in ("height", "grade", "no_go"):
         assert _channel_meaning(channel, {"stall_traction": -1.0}) == _channel_meaning(channel, plain)
+
+
+def test_the_manifest_gives_the_route_time_channel_its_cap_and_every_channel_a_meaning():
+    """Every channel the task offers has a unit and a meaning in the manifest; route_time's names the search
+    that fills it and the cap the task's ``route_time_cap_s`` sets (the default when the run's config has none)."""
+    assert set(MAP_CHANNEL_INFO) == set(MAP_CHANNELS)
+    capped = _channel_meaning("route_time", {"route_time_cap_s": 20.0})
+    assert "time_to_goal" in capped and "at most 20;" in capped and "30" not in capped
+    assert "at most 30;" in _channel_meaning("route_time", {})

@@ -27,6 +27,7 @@ from acres_gym.envs.tasks.offroad import (
     resolve_config,
     route,
     route_grid,
+    time_to_goal,
 )
 from acres_gym.envs.tasks.trafficability import MIN_DRIVABLE_GRADE, grade_limit_table, wetness_bin
 from acres_gym.params import load_vehicle
@@ -181,6 +182,92 @@ def test_stall_traction_replaces_the_negative_grade_limits_of_the_traction_chann
     for bad in (0.5, -2.0, "low"):
         with pytest.raises(ValueError, match=r"local_map\.stall_traction"):
             make(config={"task_options": {"local_map": {"stall_traction": bad}}})
+
+
+def test_time_to_goal_is_the_route_time_from_every_cell(limits):
+    """``time_to_goal``, one search backwards from the goal, gives at every cell that is not blocked the time of
+    ``route`` from that cell (a search forwards each), 0 at the goal and inf where no route leaves the cell: on
+    drawn grids, at other speeds, and with the goal walled in."""
+    table, lim = limits
+    c = resolve_config({})
+    rng = np.random.default_rng(5)
+    checked = {"finite": 0, "cut off": 0}
+    for seed, speeds in ((0, (6.0, 3.0)), (1, (6.0, 3.0)), (2, (5.0, 1.0)), (3, "walled")):
+        ep = _draw_once(np.random.default_rng(seed), c, table)
+        grid = route_grid(ep.terrain, ep.no_go, lim, c["route_cell_m"], c["no_go_clearance_m"])
+        tj, ti = grid.index(*ep.goal_xy)
+        if speeds == "walled":
+            blocked = grid.blocked.copy()
+            blocked[tj - 1:tj + 2, ti - 1:ti + 2] = True
+            grid = type(grid)(grid.origin_xy_m, grid.cell_m, grid.height_m, grid.limit_h, grid.limit_l, blocked)
+            speeds = (6.0, 3.0)
+        times = time_to_goal(grid, ep.goal_xy, c["grade_margin"], c["max_side_grade"], *speeds)
+        assert times[tj, ti] == 0.0
+        blocked = grid.blocked.copy()
+        blocked[tj, ti] = False  # the goal cell is never blocked
+        assert np.all(np.isinf(times[blocked]))
+        free = np.argwhere(~grid.blocked)
+        for j, i in free[rng.choice(len(free), 25, replace=False)]:
+            found = route(grid, grid.xy(j, i), ep.goal_xy, c["grade_margin"], c["max_side_grade"], *speeds)
+            if found is None:
+                assert times[j, i] == math.inf
+                checked["cut off"] += 1
+            else:
+                assert times[j, i] == pytest.approx(found.time_s, rel=1e-12)
+                checked["finite"] += 1
+    assert checked["finite"] > 50 and checked["cut off"] >= 20, checked  # the walled goal cuts every cell off
+
+
+ROUTE_CHANNELS = {"task_options": {"split": "test", "local_map": {
+    "channels": ["height", "grade", "traction", "no_go", "route_time"], "route_time_cap_s": 20.0}}}
+
+
+def test_route_time_channel_reads_the_time_to_the_goal_less_the_least_on_the_map():
+    """``route_time``: each map cell reads the time to the goal at its nearest route-grid cell (the episode's
+    ``time_to_goal``) less the least such time over the map's cells on the terrain, capped at
+    ``route_time_cap_s``, which cells with no route and cells beyond the terrain read; the other four channels
+    are those of the same episodes without it. Episodes drive a few seconds first so maps move off the grid's
+    points."""
+    plain = gymnasium.make_vec(NAV, num_envs=3, vectorization_mode="vector_entry_point",
+                               config={"task_options": {"split": "test"}})
+    routed = gymnasium.make_vec(NAV, num_envs=3, vectorization_mode="vector_entry_point", config=ROUTE_CHANNELS)
+    assert routed.single_observation_space["local_map"].shape == (5, 16, 16)
+    obs_plain, _ = plain.reset(seed=400000)
+    obs, _ = routed.reset(seed=400000)
+    action = np.tile(np.array([0.3, 0.5, 0.0, 1.0], dtype=np.float32), (3, 1))[:, :plain.single_action_space.shape[0]]
+    for _ in range(30):
+        obs_plain = plain.step(action)[0]
+        obs = routed.step(action)[0]
+    assert np.array_equal(obs["local_map"][:, :4], obs_plain["local_map"])
+    env = routed.unwrapped
+    task, f = env._batch.task, env._batch.frame
+    m = task.options["local_map"]
+    x_min, x_max, y_min, y_max = task._inside
+    counts = Counter()
+    for v in range(3):
+        grid = task.route_time[v]
+        ox, oy, cell = task.route_origin[v, 0], task.route_origin[v, 1], task.route_cell[v]
+        x, y, yaw = f.axle_x_m[v], f.axle_y_m[v], f.yaw_rad[v]
+        t, on = np.full((16, 16), np.inf), np.zeros((16, 16), dtype=bool)
+        for r in range(16):
+            for q in range(16):
+                fwd = m["rows"] * m["cell_m"] - m["behind_m"] - (r + 0.5) * m["cell_m"]
+                left = (0.5 * m["cols"] - q - 0.5) * m["cell_m"]
+                px = x + math.cos(yaw) * fwd - math.sin(yaw) * left
+                py = y + math.sin(yaw) * fwd + math.cos(yaw) * left
+                on[r, q] = x_min < px < x_max and y_min < py < y_max
+                i, j = math.floor((px - ox) / cell + 0.5), math.floor((py - oy) / cell + 0.5)
+                if on[r, q] and 0 <= i < grid.shape[1] and 0 <= j < grid.shape[0]:
+                    t[r, q] = grid[j, i]
+        expected = np.where(np.isfinite(t), np.minimum(t - t[np.isfinite(t)].min(), 20.0), 20.0)
+        np.testing.assert_allclose(obs["local_map"][v, 4], expected, rtol=1e-6, atol=1e-5)
+        counts["zero"] += int((obs["local_map"][v, 4] == 0.0).any())
+        counts["capped"] += int((obs["local_map"][v, 4] == 20.0).sum())
+        counts["between"] += int(((obs["local_map"][v, 4] > 0.0) & (obs["local_map"][v, 4] < 20.0)).sum())
+    assert counts["zero"] == 3 and counts["between"] > 300 and counts["capped"] > 0, counts
+    for bad in (0.0, 101.0, "long"):
+        with pytest.raises(ValueError, match=r"local_map\.route_time_cap_s"):
+            make(config={"task_options": {"local_map": {"route_time_cap_s": bad}}})
 
 
 @pytest.mark.parametrize("edge", ["+x", "-x", "+y"])

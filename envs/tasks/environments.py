@@ -261,7 +261,11 @@ class RangerOffroadNavigation(RangerEnv):
     Row 0 is the farthest ahead (24 m), column 0 the farthest left; 2 m cells (config keys
     ``task_options.local_map``: ``cell_m``, ``rows``, ``cols``, ``behind_m``, ``channels``, and
     ``stall_traction``, a value in [-1, 0] the traction channel reads wherever even level ground stalls in
-    place of the soil's negative figure; default null).
+    place of the soil's negative figure; default null). ``channels`` may add ``route_time`` (s): the time to
+    the goal along the quickest route a search over the whole terrain finds from the cell, less the least such
+    time on the map, capped at ``route_time_cap_s`` (default 30), which cells with no route read: the view of a
+    vehicle that carries a map of the whole ground (the module docstring of
+    ``acres_gym.envs.tasks.navigation``).
 
     ## Rewards
 

@@ -23,6 +23,12 @@ the vehicle's simulator slot. After each control step the task measures, for eve
                         where even level ground stalls)
   ``no_go``     0 / 1   1 in a no-go area (water, dense vegetation) and beyond the terrain's edge (less
                         the 2 m margin where an episode ends off the terrain, ``TERRAIN_MARGIN_M``)
+  ``route_time`` s      only when ``channels`` names it: the time to the goal from the nearest cell of
+                        the episode's route grid (``offroad.time_to_goal``: the generator's own
+                        solvability search, run backwards from the goal over the whole terrain) less
+                        the least such time over the map's cells on the terrain; capped at
+                        ``route_time_cap_s``, which cells with no route (blocked, cut off, beyond the
+                        edge) read
   ============= ======= ==========================================================================
 
   Row 0 is the farthest ahead, column 0 the farthest left; the rear-axle midpoint sits ``behind_m`` from
@@ -30,6 +36,9 @@ the vehicle's simulator slot. After each control step the task measures, for eve
   ``local_map.stall_traction`` (default null) replaces the traction channel's negative values with one
   number in [-1, 0]: ground where even level ground stalls then reads the same whatever its soil (the held-out
   split's wet sandy loam reads -0.19 without it, the training split's wet clayey soil -0.02 and snow -1).
+  The default ``channels`` are the first four, which read only the ground around the vehicle; ``route_time``
+  gives the policy what the terrain planner baseline reads (a route over the whole terrain), as a vehicle
+  that carries a map of all its ground has it: each episode draw then runs one more search (a few ms).
 
 ``ground_cause`` (an ``info`` figure of an episode that ends short of the goal and outside no-go areas:
 stuck, off the terrain, rolled over or out of time): the ground where it ended when that is soil or grade,
@@ -69,6 +78,7 @@ from numba import njit
 
 from acres_gym.configuration import check_keys, merge_configs, number, strip_comments
 from acres_gym.constants import GEAR_LOW
+from acres_gym.envs.observations import MAP_VALUE_MAX
 from acres_gym.envs.tasks.base import (
     COMMON_FAILURES,
     Figure,
@@ -80,18 +90,21 @@ from acres_gym.envs.tasks.base import (
     register_task,
 )
 from acres_gym.envs.tasks.offroad import DEFAULTS as TERRAIN_DEFAULTS
-from acres_gym.envs.tasks.offroad import UnsolvableConfigError, offroad_episode, resolve_config
+from acres_gym.envs.tasks.offroad import UnsolvableConfigError, offroad_episode, resolve_config, time_to_goal
 from acres_gym.envs.tasks.trafficability import drivable, grade_limit_table, wetness_bin
 from acres_gym.runtime import libm
 from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
 
-MAP_CHANNELS = ("height", "grade", "traction", "no_go")
+MAP_CHANNELS = ("height", "grade", "traction", "no_go", "route_time")
 # the local map's defaults (the one place they are written; the task config sets only what differs):
 # 2 m cells, the terrain grid's own spacing; 16 rows of which 8 m behind the vehicle (24 m ahead); 16 columns,
-# 16 m to each side
+# 16 m to each side; the four channels that read the ground (route_time, which reads a route search over the
+# whole terrain, only when asked for)
 # stall_traction null: the traction channel holds the grade limit as computed, negative values included
-MAP_DEFAULTS = {"cell_m": 2.0, "rows": 16, "cols": 16, "behind_m": 8.0, "channels": list(MAP_CHANNELS),
-                "stall_traction": None}
+# route_time_cap_s 30 s: estimate, above the route time across the default map's diagonal (45 m) at the route
+# search's L speed (3 m/s: 15 s), so the cap marks no-route cells rather than clipping routes on the map
+MAP_DEFAULTS = {"cell_m": 2.0, "rows": 16, "cols": 16, "behind_m": 8.0, "channels": list(MAP_CHANNELS[:4]),
+                "stall_traction": None, "route_time_cap_s": 30.0}
 SPLITS = ("train", "test")
 GRID_KEYS = ("size_m", "cell_m")  # the terrain grid's, from randomization.terrain
 TERRAIN_KEYS = tuple(k for k in TERRAIN_DEFAULTS if k not in GRID_KEYS)  # task_options.terrain and splits.<split>
@@ -102,25 +115,53 @@ CRAWL_AFTER_S = 5.0
 L_INDEX, AWD_INDEX = 1, 2  # axes of grade_limit_table
 
 
+@njit(inline="always")
+def _map_cell_centre(x, y, cy, sy, front_m, map_cell, cols, r, q):
+    """The world (x, y) of map cell (r, q) of a vehicle at (x, y) heading (cos, sin) = (cy, sy), m."""
+    fwd = front_m - (r + 0.5) * map_cell
+    left = (0.5 * cols - q - 0.5) * map_cell
+    return x + cy * fwd - sy * left, y + sy * fwd + cy * left
+
+
+@njit(inline="always")
+def _route_time_at(route_time, origin, cell, px, py):
+    """The route time of the route-grid cell nearest (px, py), s; inf outside the grid."""
+    i = int(math.floor((px - origin[0]) / cell + 0.5))
+    j = int(math.floor((py - origin[1]) / cell + 0.5))
+    if 0 <= i < route_time.shape[1] and 0 <= j < route_time.shape[0]:
+        return route_time[j, i]
+    return math.inf
+
+
 @njit(cache=True)
-def _fill_local_map(height, origin, cell, traction, no_go, inside, x, y, yaw, channels, map_cell, rows, cols,
-                    front_m, out):
+def _fill_local_map(height, origin, cell, traction, no_go, inside, route_time, route_origin, route_cell,
+                    route_cap_s, x, y, yaw, channels, map_cell, rows, cols, front_m, out):
     """``out`` (N, C, rows, cols): the local maps of N vehicles (module docstring). ``channels`` holds the
     index into ``MAP_CHANNELS`` of each output channel; a cell whose centre lies outside ``inside`` (x_min,
     x_max, y_min, y_max: the terrain less ``TERRAIN_MARGIN_M``, where the episode ends off the terrain) is
-    no-go."""
+    no-go, and reads ``route_cap_s`` in ``route_time``. ``route_time`` (N, gy, gx) holds each vehicle's time to
+    its goal on its route grid (origin ``route_origin``, cells ``route_cell``); it is read only when a channel
+    asks for it: the time at the nearest route cell less the least such time over the map's cells on the terrain,
+    capped at ``route_cap_s``, which cells with no route read."""
     n = x.shape[0]
     ny, nx = height.shape[1], height.shape[2]
+    wants_route = False
+    for k in range(channels.shape[0]):
+        wants_route |= channels[k] == 4
     for v in range(n):
         ox, oy, c = origin[v, 0], origin[v, 1], cell[v]
         h0 = sample_height(height[v], ox, oy, c, x[v], y[v])[0]
         cy, sy = math.cos(yaw[v]), math.sin(yaw[v])
+        t_min = math.inf
+        if wants_route:  # the least route time on the map: the channel's zero
+            for r in range(rows):
+                for q in range(cols):
+                    px, py = _map_cell_centre(x[v], y[v], cy, sy, front_m, map_cell, cols, r, q)
+                    if inside[0] < px < inside[1] and inside[2] < py < inside[3]:
+                        t_min = min(t_min, _route_time_at(route_time[v], route_origin[v], route_cell[v], px, py))
         for r in range(rows):
-            fwd = front_m - (r + 0.5) * map_cell
             for q in range(cols):
-                left = (0.5 * cols - q - 0.5) * map_cell
-                px = x[v] + cy * fwd - sy * left
-                py = y[v] + sy * fwd + cy * left
+                px, py = _map_cell_centre(x[v], y[v], cy, sy, front_m, map_cell, cols, r, q)
                 i = min(max(int(math.floor((px - ox) / c + 0.5)), 0), nx - 1)
                 j = min(max(int(math.floor((py - oy) / c + 0.5)), 0), ny - 1)
                 off = not (inside[0] < px < inside[1] and inside[2] < py < inside[3])
@@ -133,8 +174,12 @@ def _fill_local_map(height, origin, cell, traction, no_go, inside, x, y, yaw, ch
                         out[v, k, r, q] = dh_dx * cy + dh_dy * sy
                     elif ch == 2:
                         out[v, k, r, q] = traction[v, j, i]
-                    else:
+                    elif ch == 3:
                         out[v, k, r, q] = 1.0 if off else no_go[v, j, i]
+                    else:
+                        t = math.inf if off else _route_time_at(route_time[v], route_origin[v], route_cell[v], px, py)
+                        # a finite t is one of the times t_min is the least of (the same cells on the terrain)
+                        out[v, k, r, q] = min(t - t_min, route_cap_s) if t < math.inf else route_cap_s
 
 
 @njit(cache=True)
@@ -232,6 +277,8 @@ class OffroadNavigationTask(Task):
         m["channels"] = list(m["channels"])
         if m["stall_traction"] is not None:
             m["stall_traction"] = number(f"{where}.local_map.stall_traction", m["stall_traction"], -1.0, 0.0)
+        m["route_time_cap_s"] = number(f"{where}.local_map.route_time_cap_s", m["route_time_cap_s"], 0.0,
+                                       MAP_VALUE_MAX, lo_open=True)  # within the observation's bounds
         o["local_map"] = m
         return o
 
@@ -266,6 +313,11 @@ class OffroadNavigationTask(Task):
         shape = sim.terrain.shape
         self.traction = np.zeros((self.n, *shape), dtype=np.float64)
         self.no_go = np.zeros((self.n, *shape), dtype=np.uint8)
+        # each vehicle's time to its goal on its route grid (the route_time channel; (N, 1, 1) of inf without it,
+        # sized by the first episode drawn with it: the grid's shape follows the split's route_cell_m)
+        self.route_time = np.full((self.n, 1, 1), np.inf)
+        self.route_origin = np.zeros((self.n, 2))
+        self.route_cell = np.ones(self.n)
         self._inside = on_terrain_bounds(randomizer.extent)  # local_map marks the cells beyond it no-go
         for split in self.options["splits"]:  # both splits against the grid and the surface table
             resolved = resolve_config(self.terrain_config(split), self.table, name=self._terrain_key_name(split))
@@ -299,11 +351,26 @@ class OffroadNavigationTask(Task):
         lim = self.grade_limits[ep.terrain.surface_id, wetness_bin(ep.terrain.wetness), L_INDEX, AWD_INDEX]
         stall = self.options["local_map"]["stall_traction"]
         self.traction[i] = lim if stall is None else np.where(lim < 0.0, stall, lim)
+        if "route_time" in self.options["local_map"]["channels"]:
+            self._draw_route_time(i, ep)
         self.no_go[i] = ep.no_go
         self.goal[i] = ep.goal_xy
         self.start[i] = ep.start_xy
         self.episode_summary[i] = {**ep.summary, "split": self.options["split"]}
         return ep.start_xy[0], ep.start_xy[1], ep.start_yaw
+
+    def _draw_route_time(self, i: int, ep) -> None:
+        """Vehicle ``i``'s time to the goal from every cell of the route grid its episode's solvability search
+        ran on (``offroad.time_to_goal``, with the generator's ``grade_margin`` and ``max_side_grade``, so a cell
+        reads what that search would find from it), for the ``route_time`` channel."""
+        c = self.terrain_config_resolved
+        grid = ep.route_grid
+        times = time_to_goal(grid, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
+        if self.route_time.shape[1:] != times.shape:
+            self.route_time = np.full((self.n, *times.shape), np.inf)
+        self.route_time[i] = times
+        self.route_origin[i] = grid.origin_xy_m
+        self.route_cell[i] = grid.cell_m
 
     def episode_terrain(self, i: int):
         """The terrain drawn for vehicle ``i`` by the last ``draw`` (handed over once)."""
@@ -343,6 +410,7 @@ class OffroadNavigationTask(Task):
         m = self.options["local_map"]
         local = np.empty((n, *self.map_shape))
         _fill_local_map(terrain.height_m, terrain.origin_xy_m, terrain.cell_m, self.traction, self.no_go, self._inside,
+                        self.route_time, self.route_origin, self.route_cell, float(m["route_time_cap_s"]),
                         np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
                         np.asarray(yaw, dtype=np.float64), self._channels, float(m["cell_m"]), int(m["rows"]),
                         int(m["cols"]), float(self._front_m), local)

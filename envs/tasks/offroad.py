@@ -292,6 +292,7 @@ class OffroadEpisode:
     goal_xy: tuple[float, float]
     redraws: int
     summary: dict[str, Any] = field(default_factory=dict)
+    route_grid: RouteGrid | None = None  # the grid its solvability search ran on (``offroad_episode``)
 
 
 def _uniform(rng, pair) -> float:
@@ -815,6 +816,61 @@ def route(grid: RouteGrid, start_xy, goal_xy, margin: float = DEFAULTS["grade_ma
     return Route(pts, low, float(dist[tj, ti]))
 
 
+@njit(cache=True, nogil=True)
+def _search_to(height, lim_h, lim_l, blocked, cell, tj, ti, margin, max_side, speed_h, speed_l, dist):
+    """Dijkstra backwards from the target cell (tj, ti) over the whole grid: ``dist`` (s) the least time of
+    a route from each cell to the target, each step r -> p costed by ``_step_cost`` exactly as ``_search_heap``
+    costs it going forwards (the same grade, side slope, range and speed), inf where no route reaches the
+    target (blocked cells included)."""
+    gy, gx = height.shape
+    dist[:, :] = np.inf
+    dist[tj, ti] = 0.0
+    heap = [(0.0, tj * gx + ti)]
+    while len(heap) > 0:
+        d, node = heapq.heappop(heap)
+        j = node // gx
+        i = node - j * gx
+        if d > dist[j, i]:
+            continue
+        for dj in range(-1, 2):
+            for di in range(-1, 2):
+                if dj == 0 and di == 0:
+                    continue
+                rj, ri = j - dj, i - di  # the cell r whose step (dj, di) lands on this one
+                if rj < 0 or rj >= gy or ri < 0 or ri >= gx or blocked[rj, ri]:
+                    continue
+                length = cell * math.sqrt(dj * dj + di * di)
+                aj, ai, bj, bi = rj - di, ri + dj, rj + di, ri - dj  # across the step, as _search_heap takes them
+                across = 0 <= aj < gy and 0 <= ai < gx and 0 <= bj < gy and 0 <= bi < gx
+                ha = height[aj, ai] if across else 0.0
+                hb = height[bj, bi] if across else 0.0
+                ok, step, _low = _step_cost(height[rj, ri], height[j, i], lim_h[rj, ri], lim_h[j, i], lim_l[rj, ri],
+                                            lim_l[j, i], ha, hb, across, length,
+                                            2.0 * cell * math.sqrt(dj * dj + di * di), length / speed_h,
+                                            length / speed_l, margin, max_side)
+                if not ok:
+                    continue
+                nd = d + step
+                if nd < dist[rj, ri]:
+                    dist[rj, ri] = nd
+                    heapq.heappush(heap, (nd, rj * gx + ri))
+
+
+def time_to_goal(grid: RouteGrid, goal_xy, margin: float = DEFAULTS["grade_margin"],
+                 max_side: float = DEFAULTS["max_side_grade"], speed_h_mps: float = 6.0,
+                 speed_l_mps: float = 3.0) -> np.ndarray:
+    """The travel time (s) of ``route`` from every cell of ``grid`` to ``goal_xy``, (gy, gx): for a cell that is
+    not blocked, what ``route(grid, cell, goal_xy, ...).time_s`` gives, by one search backwards from the goal; inf
+    on blocked cells and ground cut off from the goal. The goal cell is never blocked (as in ``route``)."""
+    tj, ti = grid.index(*goal_xy)
+    dist = np.empty(grid.height_m.shape)
+    blocked = grid.blocked.copy()
+    blocked[tj, ti] = False
+    _search_to(grid.height_m, grid.limit_h, grid.limit_l, blocked, float(grid.cell_m), tj, ti, float(margin),
+               float(max_side), float(speed_h_mps), float(speed_l_mps), dist)
+    return dist
+
+
 RELAXATIONS = (  # (what, keys that relax it): the checks of the route search, each lifted alone
     ("no-go areas", ("no_go", "no_go_radius_m", "no_go_clearance_m", "line_obstacles")),
     ("the edge clearance", ("edge_clearance_m",)),
@@ -854,6 +910,7 @@ def offroad_episode(seed, config: Mapping | None, table: SurfaceTable, grade_lim
         found = route(grid, ep.start_xy, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
         if found is not None:
             ep.redraws = redraws
+            ep.route_grid = grid
             ep.summary["redraws"] = redraws
             ep.summary["route_time_s"] = found.time_s
             ep.summary["route_low_share"] = float(found.need_l.mean())
