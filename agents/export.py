@@ -86,7 +86,8 @@ from acres_gym.vehicle.deploy import (
 )
 
 # The navigation task's local_map channels (acres_gym.envs.tasks.navigation.MAP_CHANNELS): unit and meaning
-# ({stalls}, {cap}: filled in by _channel_meaning from the task's stall_traction and route_time_cap_s).
+# ({stalls}, {cap}, {clearance}: filled in by _channel_meaning from the task's stall_traction, route_time_cap_s and
+# route_clearance_m).
 MAP_CHANNEL_INFO = {
     "height": ("m", "terrain height at the cell centre minus the height under the rear-axle midpoint"),
     "grade": ("1", "slope of the terrain along the vehicle's heading at the cell centre (tan, + uphill)"),
@@ -96,8 +97,9 @@ MAP_CHANNEL_INFO = {
                        "of the mapped ground"),
     "route_time": ("s", "time to the goal along the quickest route a search over the map of the whole ground finds "
                         "from the route-grid cell nearest the cell (acres_gym.envs.tasks.offroad.time_to_goal: steps "
-                        "that H / AWD climbs at 6 m/s, steps only L / AWD climbs at 3 m/s, no-go areas, impassable "
-                        "ground and the edge kept clear as the episode generator's solvability search keeps them), "
+                        "that H / AWD climbs at 6 m/s, steps only L / AWD climbs at 3 m/s, no-go areas and impassable "
+                        "ground kept {clearance:g} m away, or as little as the episode generator's solvability "
+                        "search keeps them where that cuts the vehicle's start off the goal), "
                         "less the least such time over the map's cells on the mapped ground, at most {cap:g}; {cap:g} "
                         "where no route leaves the cell and beyond the edge of the mapped ground"),
 }
@@ -105,11 +107,12 @@ MAP_CHANNEL_INFO = {
 
 def _channel_meaning(channel: str, local_map: dict) -> str:
     """A ``local_map`` channel's meaning as the task's options fill it: the traction channel reads < 0 where even
-    level ground stalls, or the one value ``stall_traction`` writes there; route_time's cap is
-    ``route_time_cap_s``."""
+    level ground stalls, or the one value ``stall_traction`` writes there; route_time's cap and clearance are
+    ``route_time_cap_s`` and ``route_clearance_m``."""
     stall = local_map.get("stall_traction")
+    given = {**MAP_DEFAULTS, **local_map}
     return MAP_CHANNEL_INFO[channel][1].format(stalls="< 0 where" if stall is None else f"{stall:g} wherever",
-                                               cap=local_map.get("route_time_cap_s", MAP_DEFAULTS["route_time_cap_s"]))
+                                               cap=given["route_time_cap_s"], clearance=given["route_clearance_m"])
 
 
 ONNX_NAME = "policy.onnx"

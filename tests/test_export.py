@@ -392,6 +392,6 @@ def test_the_manifest_gives_the_route_time_channel_its_cap_and_every_channel_a_m
     """Every channel the task offers has a unit and a meaning in the manifest; route_time's names the search
     that fills it and the cap the task's ``route_time_cap_s`` sets (the default when the run's config has none)."""
     assert set(MAP_CHANNEL_INFO) == set(MAP_CHANNELS)
-    capped = _channel_meaning("route_time", {"route_time_cap_s": 20.0})
-    assert "time_to_goal" in capped and "at most 20;" in capped and "30" not in capped
-    assert "at most 30;" in _channel_meaning("route_time", {})
+    capped = _channel_meaning("route_time", {"route_time_cap_s": 20.0, "route_clearance_m": 4.0})
+    assert "time_to_goal" in capped and "at most 20;" in capped and "30" not in capped and "kept 4 m away" in capped
+    assert "at most 30;" in _channel_meaning("route_time", {}) and "kept 5 m away" in _channel_meaning("route_time", {})

@@ -265,9 +265,37 @@ def test_route_time_channel_reads_the_time_to_the_goal_less_the_least_on_the_map
         counts["capped"] += int((obs["local_map"][v, 4] == 20.0).sum())
         counts["between"] += int(((obs["local_map"][v, 4] > 0.0) & (obs["local_map"][v, 4] < 20.0)).sum())
     assert counts["zero"] == 3 and counts["between"] > 300 and counts["capped"] > 0, counts
-    for bad in (0.0, 101.0, "long"):
-        with pytest.raises(ValueError, match=r"local_map\.route_time_cap_s"):
-            make(config={"task_options": {"local_map": {"route_time_cap_s": bad}}})
+    for key, bad in (("route_time_cap_s", 0.0), ("route_time_cap_s", 101.0), ("route_time_cap_s", "long"),
+                     ("route_clearance_m", -1.0), ("route_clearance_m", 60.0)):
+        with pytest.raises(ValueError, match=rf"local_map\.{key}"):
+            make(config={"task_options": {"local_map": {key: bad}}})
+
+
+def test_route_time_keeps_the_planners_clearance_and_falls_back_to_the_generators():
+    """The route_time grid keeps no-go areas ``route_clearance_m`` away (default 5 m, the terrain planner's):
+    every cell within it reads no route; at the generator's own clearance the grid is the solvability search's;
+    a clearance that cuts the start off the goal falls back to that grid, as the planner does."""
+    env = make(config=ROUTE_CHANNELS)
+    env.reset(seed=1)
+    task = env.task
+    c = task.terrain_config_resolved
+    checked = 0
+    for seed in range(4):
+        ep = offroad_episode(seed, c, task.table, task.grade_limits)
+        own = time_to_goal(ep.route_grid, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
+        task._draw_route_time(0, ep)
+        wide = route_grid(ep.terrain, ep.no_go, task.grade_limits, c["route_cell_m"], 5.0, c["edge_clearance_m"])
+        assert np.array_equal(task.route_time[0], time_to_goal(wide, ep.goal_xy, c["grade_margin"],
+                                                               c["max_side_grade"]))
+        near = wide.blocked & ~ep.route_grid.blocked  # within 5 m of no-go or impassable ground, beyond 2 m
+        assert np.all(np.isinf(task.route_time[0][near])) and np.isfinite(own[near]).any()
+        for clearance in (c["no_go_clearance_m"], 50.0):  # the generator's; one that walls the start in
+            task.options["local_map"]["route_clearance_m"] = clearance
+            task._draw_route_time(0, ep)
+            assert np.array_equal(task.route_time[0], own)
+            checked += 1
+        task.options["local_map"]["route_clearance_m"] = 5.0
+    assert checked == 8
 
 
 @pytest.mark.parametrize("edge", ["+x", "-x", "+y"])

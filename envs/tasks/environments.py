@@ -263,7 +263,8 @@ class RangerOffroadNavigation(RangerEnv):
     ``stall_traction``, a value in [-1, 0] the traction channel reads wherever even level ground stalls in
     place of the soil's negative figure; default null). ``channels`` may add ``route_time`` (s): the time to
     the goal along the quickest route a search over the whole terrain finds from the cell, less the least such
-    time on the map, capped at ``route_time_cap_s`` (default 30), which cells with no route read: the view of a
+    time on the map, capped at ``route_time_cap_s`` (default 30), which cells with no route read (no-go areas kept
+    ``route_clearance_m`` away, default 5, as the terrain planner keeps them): the view of a
     vehicle that carries a map of the whole ground (the module docstring of
     ``acres_gym.envs.tasks.navigation``).
 

@@ -24,11 +24,12 @@ the vehicle's simulator slot. After each control step the task measures, for eve
   ``no_go``     0 / 1   1 in a no-go area (water, dense vegetation) and beyond the terrain's edge (less
                         the 2 m margin where an episode ends off the terrain, ``TERRAIN_MARGIN_M``)
   ``route_time`` s      only when ``channels`` names it: the time to the goal from the nearest cell of
-                        the episode's route grid (``offroad.time_to_goal``: the generator's own
-                        solvability search, run backwards from the goal over the whole terrain) less
-                        the least such time over the map's cells on the terrain; capped at
-                        ``route_time_cap_s``, which cells with no route (blocked, cut off, beyond the
-                        edge) read
+                        a route grid (``offroad.time_to_goal``: the generator's own solvability
+                        search, run backwards from the goal over the whole terrain, with no-go areas
+                        and impassable ground kept ``route_clearance_m`` away as the terrain planner
+                        keeps them) less the least such time over the map's cells on the terrain;
+                        capped at ``route_time_cap_s``, which cells with no route (blocked, cut off,
+                        beyond the edge) read
   ============= ======= ==========================================================================
 
   Row 0 is the farthest ahead, column 0 the farthest left; the rear-axle midpoint sits ``behind_m`` from
@@ -90,7 +91,13 @@ from acres_gym.envs.tasks.base import (
     register_task,
 )
 from acres_gym.envs.tasks.offroad import DEFAULTS as TERRAIN_DEFAULTS
-from acres_gym.envs.tasks.offroad import UnsolvableConfigError, offroad_episode, resolve_config, time_to_goal
+from acres_gym.envs.tasks.offroad import (
+    UnsolvableConfigError,
+    offroad_episode,
+    resolve_config,
+    route_grid,
+    time_to_goal,
+)
 from acres_gym.envs.tasks.trafficability import drivable, grade_limit_table, wetness_bin
 from acres_gym.runtime import libm
 from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
@@ -103,8 +110,10 @@ MAP_CHANNELS = ("height", "grade", "traction", "no_go", "route_time")
 # stall_traction null: the traction channel holds the grade limit as computed, negative values included
 # route_time_cap_s 30 s: estimate, above the route time across the default map's diagonal (45 m) at the route
 # search's L speed (3 m/s: 15 s), so the cap marks no-route cells rather than clipping routes on the map
+# route_clearance_m 5 m: the terrain planner's clearance (agents.baselines.TerrainPlanner: the front axle runs a
+# wheelbase, 3.16 m, ahead of the route and cuts its corners; the generator's 2 m only proves a route exists)
 MAP_DEFAULTS = {"cell_m": 2.0, "rows": 16, "cols": 16, "behind_m": 8.0, "channels": list(MAP_CHANNELS[:4]),
-                "stall_traction": None, "route_time_cap_s": 30.0}
+                "stall_traction": None, "route_time_cap_s": 30.0, "route_clearance_m": 5.0}
 SPLITS = ("train", "test")
 GRID_KEYS = ("size_m", "cell_m")  # the terrain grid's, from randomization.terrain
 TERRAIN_KEYS = tuple(k for k in TERRAIN_DEFAULTS if k not in GRID_KEYS)  # task_options.terrain and splits.<split>
@@ -279,6 +288,7 @@ class OffroadNavigationTask(Task):
             m["stall_traction"] = number(f"{where}.local_map.stall_traction", m["stall_traction"], -1.0, 0.0)
         m["route_time_cap_s"] = number(f"{where}.local_map.route_time_cap_s", m["route_time_cap_s"], 0.0,
                                        MAP_VALUE_MAX, lo_open=True)  # within the observation's bounds
+        m["route_clearance_m"] = number(f"{where}.local_map.route_clearance_m", m["route_clearance_m"], 0.0, 50.0)
         o["local_map"] = m
         return o
 
@@ -360,12 +370,22 @@ class OffroadNavigationTask(Task):
         return ep.start_xy[0], ep.start_xy[1], ep.start_yaw
 
     def _draw_route_time(self, i: int, ep) -> None:
-        """Vehicle ``i``'s time to the goal from every cell of the route grid its episode's solvability search
-        ran on (``offroad.time_to_goal``, with the generator's ``grade_margin`` and ``max_side_grade``, so a cell
-        reads what that search would find from it), for the ``route_time`` channel."""
+        """Vehicle ``i``'s time to the goal from every cell of a route grid (``offroad.time_to_goal``, with the
+        generator's ``grade_margin`` and ``max_side_grade``), for the ``route_time`` channel: the grid of the
+        episode's solvability search with no-go areas and impassable ground kept ``route_clearance_m`` away
+        (as the terrain planner keeps them), or the search's own grid when that wider clearance cuts the start
+        off the goal (as the planner falls back)."""
         c = self.terrain_config_resolved
         grid = ep.route_grid
-        times = time_to_goal(grid, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
+        clearance_m = self.options["local_map"]["route_clearance_m"]
+        if clearance_m > c["no_go_clearance_m"]:
+            wide = route_grid(ep.terrain, ep.no_go, self.grade_limits, c["route_cell_m"], clearance_m,
+                              c["edge_clearance_m"], margin=c["grade_margin"])
+            times = time_to_goal(wide, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
+            if math.isfinite(times[wide.index(*ep.start_xy)]):
+                grid = wide
+        if grid is ep.route_grid:
+            times = time_to_goal(grid, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
         if self.route_time.shape[1:] != times.shape:
             self.route_time = np.full((self.n, *times.shape), np.inf)
         self.route_time[i] = times
