@@ -283,16 +283,15 @@ def test_route_time_keeps_the_planners_clearance_and_falls_back_to_the_generator
     for seed in range(4):
         ep = offroad_episode(seed, c, task.table, task.grade_limits)
         own = time_to_goal(ep.route_grid, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
-        task._draw_route_time(0, ep)
+        times, origin, cell = task.route_times(ep)
         wide = route_grid(ep.terrain, ep.no_go, task.grade_limits, c["route_cell_m"], 5.0, c["edge_clearance_m"])
-        assert np.array_equal(task.route_time[0], time_to_goal(wide, ep.goal_xy, c["grade_margin"],
-                                                               c["max_side_grade"]))
+        assert np.array_equal(times, time_to_goal(wide, ep.goal_xy, c["grade_margin"], c["max_side_grade"]))
+        assert origin == wide.origin_xy_m and cell == wide.cell_m
         near = wide.blocked & ~ep.route_grid.blocked  # within 5 m of no-go or impassable ground, beyond 2 m
-        assert np.all(np.isinf(task.route_time[0][near])) and np.isfinite(own[near]).any()
+        assert np.all(np.isinf(times[near])) and np.isfinite(own[near]).any()
         for clearance in (c["no_go_clearance_m"], 50.0):  # the generator's; one that walls the start in
             task.options["local_map"]["route_clearance_m"] = clearance
-            task._draw_route_time(0, ep)
-            assert np.array_equal(task.route_time[0], own)
+            assert np.array_equal(task.route_times(ep)[0], own)
             checked += 1
         task.options["local_map"]["route_clearance_m"] = 5.0
     assert checked == 8

@@ -338,15 +338,22 @@ class OffroadNavigationTask(Task):
     # --- episode draw --------------------------------------------------------------------------------
     def prepare(self, rng: np.random.Generator):
         """The episode's terrain, start and goal (``offroad_episode``: terrain, solvability and route search)
-        from the task stream ``rng``: a pure function of it, which ``draw`` writes into the task."""
+        and, with the ``route_time`` channel, its time-to-goal field (``route_times``), from the task stream
+        ``rng``: a pure function of it, which ``draw`` writes into the task (the pre-generation thread runs it
+        ahead). The episode's route grid is dropped once read (prepared episodes keep only what ``draw``
+        writes)."""
         seed = int(rng.integers(0, 2**63 - 1))
         split = self.options["split"]
         if split == "test":
             seed = np.random.SeedSequence([seed, TEST_SALT])
         try:
-            return offroad_episode(seed, self.terrain_config_resolved, self.table, self.grade_limits)
+            ep = offroad_episode(seed, self.terrain_config_resolved, self.table, self.grade_limits)
         except UnsolvableConfigError as exc:  # the keys named are those of task_options.terrain / splits.<split>
             raise UnsolvableConfigError(f"task_options (task {self.name!r}), split {split!r}: {exc}") from None
+        if "route_time" in self.options["local_map"]["channels"]:
+            ep.route_time = self.route_times(ep)
+        ep.route_grid = None
+        return ep
 
     @staticmethod
     def spawn_xy(episode) -> tuple[float, float]:
@@ -361,20 +368,23 @@ class OffroadNavigationTask(Task):
         lim = self.grade_limits[ep.terrain.surface_id, wetness_bin(ep.terrain.wetness), L_INDEX, AWD_INDEX]
         stall = self.options["local_map"]["stall_traction"]
         self.traction[i] = lim if stall is None else np.where(lim < 0.0, stall, lim)
-        if "route_time" in self.options["local_map"]["channels"]:
-            self._draw_route_time(i, ep)
+        if "route_time" in self.options["local_map"]["channels"]:  # prepared by prepare, or here from the episode
+            times, origin, cell = ep.route_time if ep.route_time is not None else self.route_times(ep)
+            if self.route_time.shape[1:] != times.shape:
+                self.route_time = np.full((self.n, *times.shape), np.inf)
+            self.route_time[i], self.route_origin[i], self.route_cell[i] = times, origin, cell
         self.no_go[i] = ep.no_go
         self.goal[i] = ep.goal_xy
         self.start[i] = ep.start_xy
         self.episode_summary[i] = {**ep.summary, "split": self.options["split"]}
         return ep.start_xy[0], ep.start_xy[1], ep.start_yaw
 
-    def _draw_route_time(self, i: int, ep) -> None:
-        """Vehicle ``i``'s time to the goal from every cell of a route grid (``offroad.time_to_goal``, with the
-        generator's ``grade_margin`` and ``max_side_grade``), for the ``route_time`` channel: the grid of the
-        episode's solvability search with no-go areas and impassable ground kept ``route_clearance_m`` away
-        (as the terrain planner keeps them), or the search's own grid when that wider clearance cuts the start
-        off the goal (as the planner falls back)."""
+    def route_times(self, ep) -> tuple[np.ndarray, tuple[float, float], float]:
+        """(times (gy, gx) s, grid origin (x, y) m, grid cell m): the time to the goal from every cell of a route
+        grid (``offroad.time_to_goal``, with the generator's ``grade_margin`` and ``max_side_grade``), for the
+        ``route_time`` channel: the grid of the episode's solvability search (``ep.route_grid``) with no-go areas
+        and impassable ground kept ``route_clearance_m`` away (as the terrain planner keeps them), or the
+        search's own grid when that wider clearance cuts the start off the goal (as the planner falls back)."""
         c = self.terrain_config_resolved
         grid = ep.route_grid
         clearance_m = self.options["local_map"]["route_clearance_m"]
@@ -386,11 +396,7 @@ class OffroadNavigationTask(Task):
                 grid = wide
         if grid is ep.route_grid:
             times = time_to_goal(grid, ep.goal_xy, c["grade_margin"], c["max_side_grade"])
-        if self.route_time.shape[1:] != times.shape:
-            self.route_time = np.full((self.n, *times.shape), np.inf)
-        self.route_time[i] = times
-        self.route_origin[i] = grid.origin_xy_m
-        self.route_cell[i] = grid.cell_m
+        return times, grid.origin_xy_m, float(grid.cell_m)
 
     def episode_terrain(self, i: int):
         """The terrain drawn for vehicle ``i`` by the last ``draw`` (handed over once)."""

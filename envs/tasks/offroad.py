@@ -293,6 +293,9 @@ class OffroadEpisode:
     redraws: int
     summary: dict[str, Any] = field(default_factory=dict)
     route_grid: RouteGrid | None = None  # the grid its solvability search ran on (``offroad_episode``)
+    # the navigation task's time-to-goal field when its route_time channel asks for one (times (gy, gx) s, grid
+    # origin (x, y) m, grid cell m: ``OffroadNavigationTask.route_times``)
+    route_time: tuple[np.ndarray, tuple[float, float], float] | None = None
 
 
 def _uniform(rng, pair) -> float:
