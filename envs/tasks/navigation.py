@@ -39,7 +39,8 @@ the vehicle's simulator slot. After each control step the task measures, for eve
   split's wet sandy loam reads -0.19 without it, the training split's wet clayey soil -0.02 and snow -1).
   The default ``channels`` are the first four, which read only the ground around the vehicle; ``route_time``
   gives the policy what the terrain planner baseline reads (a route over the whole terrain), as a vehicle
-  that carries a map of all its ground has it: each episode draw then runs one more search (a few ms).
+  that carries a map of all its ground has it: each episode's ``prepare`` then runs one more search (its cost:
+  ``docs/performance.md``).
 
 ``ground_cause`` (an ``info`` figure of an episode that ends short of the goal and outside no-go areas:
 stuck, off the terrain, rolled over or out of time): the ground where it ended when that is soil or grade,
