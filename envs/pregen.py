@@ -25,7 +25,8 @@ and the command that measures them: ``docs/performance.md``).
 
 Memory: at most ``max_pending`` prepared episodes (one per vehicle at most; a new submit for a vehicle
 replaces its old one), each about one terrain grid (20 bytes a grid point: 1.8 MB for the 300 m grid at 1 m;
-the navigation task's ``route_time`` channel adds 8 bytes a route-grid cell), plus the one in progress. ``max_pending = 0`` turns pre-generation off.
+the navigation task's ``route_time`` channel adds 8 bytes a route-grid cell), plus the one in progress.
+``max_pending = 0`` turns pre-generation off.
 """
 
 from __future__ import annotations
