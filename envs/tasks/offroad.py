@@ -557,6 +557,23 @@ def _step_cost(hp, hq, lhp, lhq, llp, llq, ha, hb, across, length, side_den, ste
     return False, 0.0, False
 
 
+@njit(inline="always")
+def _grid_step(height, lim_h, lim_l, cell, j, i, dj, di, margin, max_side, speed_h, speed_l):
+    """``_step_cost`` of the step from cell (j, i) by (dj, di) on the grid (the target cell exists): its length,
+    and the side slope from the neighbours on either side of the step where both exist. The heap search
+    (``_search_heap``, forwards and backwards) costs every step here."""
+    gy, gx = height.shape
+    qj, qi = j + dj, i + di
+    length = cell * math.sqrt(dj * dj + di * di)
+    aj, ai, bj, bi = j - di, i + dj, j + di, i - dj
+    across = 0 <= aj < gy and 0 <= ai < gx and 0 <= bj < gy and 0 <= bi < gx
+    ha = height[aj, ai] if across else 0.0
+    hb = height[bj, bi] if across else 0.0
+    return _step_cost(height[j, i], height[qj, qi], lim_h[j, i], lim_h[qj, qi], lim_l[j, i], lim_l[qj, qi], ha, hb,
+                      across, length, 2.0 * cell * math.sqrt(dj * dj + di * di), length / speed_h,
+                      length / speed_l, margin, max_side)
+
+
 @njit(cache=True, nogil=True)
 def _grow(ek, en, enext, used):
     """The queue's entry pool (times, cells, links) at twice its size, the first ``used`` entries kept."""
@@ -570,10 +587,13 @@ def _grow(ek, en, enext, used):
 
 @njit(cache=True, nogil=True)
 def _search_heap(height, lim_h, lim_l, blocked, cell, sj, si, tj, ti, margin, max_side, speed_h, speed_l,
-                 dist, pred, need_l):
+                 dist, pred, need_l, backward=False):
     """Dijkstra with a binary heap of (time, flat index) and lazy deletion: the definition ``_search`` keeps
     bit for bit, and its fallback when a step takes no time, a negative or a non-finite time, or the step
-    times differ more than 64-fold."""
+    times differ more than 64-fold. ``backward``: from (sj, si) backwards over the whole grid (pass a target
+    outside it, -1): ``dist`` the least time of a route from each cell to (sj, si), each step r -> p costed as
+    the forward search costs it, ``pred`` the next cell on that route and ``need_l`` whether its first step needs
+    L (``time_to_goal``)."""
     gy, gx = height.shape
     dist[:, :] = np.inf
     pred[:, :] = -1
@@ -592,19 +612,12 @@ def _search_heap(height, lim_h, lim_l, blocked, cell, sj, si, tj, ti, margin, ma
             for di in range(-1, 2):
                 if dj == 0 and di == 0:
                     continue
-                qj, qi = j + dj, i + di
+                qj, qi = (j - dj, i - di) if backward else (j + dj, i + di)
                 if qj < 0 or qj >= gy or qi < 0 or qi >= gx or blocked[qj, qi]:
                     continue
-                length = cell * math.sqrt(dj * dj + di * di)
-                # side slope: the height change across the step, from the neighbours on either side
-                aj, ai, bj, bi = j - di, i + dj, j + di, i - dj
-                across = 0 <= aj < gy and 0 <= ai < gx and 0 <= bj < gy and 0 <= bi < gx
-                ha = height[aj, ai] if across else 0.0
-                hb = height[bj, bi] if across else 0.0
-                ok, step, low = _step_cost(height[j, i], height[qj, qi], lim_h[j, i], lim_h[qj, qi], lim_l[j, i],
-                                           lim_l[qj, qi], ha, hb, across, length,
-                                           2.0 * cell * math.sqrt(dj * dj + di * di), length / speed_h,
-                                           length / speed_l, margin, max_side)
+                fj, fi = (qj, qi) if backward else (j, i)  # where the step (dj, di) starts
+                ok, step, low = _grid_step(height, lim_h, lim_l, cell, fj, fi, dj, di, margin, max_side, speed_h,
+                                           speed_l)
                 if not ok:
                     continue
                 nd = d + step
@@ -819,46 +832,6 @@ def route(grid: RouteGrid, start_xy, goal_xy, margin: float = DEFAULTS["grade_ma
     return Route(pts, low, float(dist[tj, ti]))
 
 
-@njit(cache=True, nogil=True)
-def _search_to(height, lim_h, lim_l, blocked, cell, tj, ti, margin, max_side, speed_h, speed_l, dist):
-    """Dijkstra backwards from the target cell (tj, ti) over the whole grid: ``dist`` (s) the least time of
-    a route from each cell to the target, each step r -> p costed by ``_step_cost`` exactly as ``_search_heap``
-    costs it going forwards (the same grade, side slope, range and speed), inf where no route reaches the
-    target (blocked cells included)."""
-    gy, gx = height.shape
-    dist[:, :] = np.inf
-    dist[tj, ti] = 0.0
-    heap = [(0.0, tj * gx + ti)]
-    while len(heap) > 0:
-        d, node = heapq.heappop(heap)
-        j = node // gx
-        i = node - j * gx
-        if d > dist[j, i]:
-            continue
-        for dj in range(-1, 2):
-            for di in range(-1, 2):
-                if dj == 0 and di == 0:
-                    continue
-                rj, ri = j - dj, i - di  # the cell r whose step (dj, di) lands on this one
-                if rj < 0 or rj >= gy or ri < 0 or ri >= gx or blocked[rj, ri]:
-                    continue
-                length = cell * math.sqrt(dj * dj + di * di)
-                aj, ai, bj, bi = rj - di, ri + dj, rj + di, ri - dj  # across the step, as _search_heap takes them
-                across = 0 <= aj < gy and 0 <= ai < gx and 0 <= bj < gy and 0 <= bi < gx
-                ha = height[aj, ai] if across else 0.0
-                hb = height[bj, bi] if across else 0.0
-                ok, step, _low = _step_cost(height[rj, ri], height[j, i], lim_h[rj, ri], lim_h[j, i], lim_l[rj, ri],
-                                            lim_l[j, i], ha, hb, across, length,
-                                            2.0 * cell * math.sqrt(dj * dj + di * di), length / speed_h,
-                                            length / speed_l, margin, max_side)
-                if not ok:
-                    continue
-                nd = d + step
-                if nd < dist[rj, ri]:
-                    dist[rj, ri] = nd
-                    heapq.heappush(heap, (nd, rj * gx + ri))
-
-
 def time_to_goal(grid: RouteGrid, goal_xy, margin: float = DEFAULTS["grade_margin"],
                  max_side: float = DEFAULTS["max_side_grade"], speed_h_mps: float = 6.0,
                  speed_l_mps: float = 3.0) -> np.ndarray:
@@ -866,11 +839,12 @@ def time_to_goal(grid: RouteGrid, goal_xy, margin: float = DEFAULTS["grade_margi
     not blocked, what ``route(grid, cell, goal_xy, ...).time_s`` gives, by one search backwards from the goal; inf
     on blocked cells and ground cut off from the goal. The goal cell is never blocked (as in ``route``)."""
     tj, ti = grid.index(*goal_xy)
-    dist = np.empty(grid.height_m.shape)
+    shape = grid.height_m.shape
+    dist, pred, need_l = np.empty(shape), np.empty(shape, dtype=np.int64), np.empty(shape, dtype=np.bool_)
     blocked = grid.blocked.copy()
     blocked[tj, ti] = False
-    _search_to(grid.height_m, grid.limit_h, grid.limit_l, blocked, float(grid.cell_m), tj, ti, float(margin),
-               float(max_side), float(speed_h_mps), float(speed_l_mps), dist)
+    _search_heap(grid.height_m, grid.limit_h, grid.limit_l, blocked, float(grid.cell_m), tj, ti, -1, -1,
+                 float(margin), float(max_side), float(speed_h_mps), float(speed_l_mps), dist, pred, need_l, True)
     return dist
 
 
