@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 
 import stable_baselines3
@@ -51,3 +52,14 @@ def algorithm_class(name: str) -> type[BaseAlgorithm]:
     if name not in ALGORITHMS:
         raise ValueError(f"algo = {name!r}; allowed: {', '.join(ALGORITHMS)}")
     return ALGORITHMS[name]
+
+
+def quiet_logger(model: BaseAlgorithm, tensorboard_log: str | None, verbose: int = 0) -> BaseAlgorithm:
+    """``model`` with, when it has no tensorboard log, a logger that writes to stdout at ``verbose`` >= 1 and
+    nowhere else. Without it SB3's ``learn`` configures its own (``configure_logger``), which makes an empty
+    ``SB3-<date-time>`` directory in the system's temporary folder on every call."""
+    if tensorboard_log is None:
+        from stable_baselines3.common.logger import HumanOutputFormat, Logger
+
+        model.set_logger(Logger(folder=None, output_formats=[HumanOutputFormat(sys.stdout)] if verbose >= 1 else []))
+    return model

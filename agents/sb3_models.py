@@ -32,7 +32,14 @@ import numpy as np
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecNormalize
 
-from acres_gym.agents.algorithms import ALGORITHMS, PPO, SAC, algorithm_class, distribution_checks  # noqa: F401  (named here as before)
+from acres_gym.agents.algorithms import (  # noqa: F401  (ALGORITHMS, PPO, SAC named here as before)
+    ALGORITHMS,
+    PPO,
+    SAC,
+    algorithm_class,
+    distribution_checks,
+    quiet_logger,
+)
 from acres_gym.agents.running_stats import normalize, update_moments
 from acres_gym.envs.config import load_config
 
@@ -154,8 +161,8 @@ def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = N
             raise ValueError(f"policy_kwargs.features_extractor_class = {name!r}; "
                              f"allowed: {', '.join(FEATURE_EXTRACTORS)}")
         pk["features_extractor_class"] = FEATURE_EXTRACTORS[name]()
-    return cls(POLICY, venv, seed=seed, policy_kwargs=pk or None, tensorboard_log=tensorboard_log, device=device,
-               verbose=verbose, **kwargs)
+    return quiet_logger(cls(POLICY, venv, seed=seed, policy_kwargs=pk or None, tensorboard_log=tensorboard_log,
+                            device=device, verbose=verbose, **kwargs), tensorboard_log, verbose)
 
 
 class ObsNormalizer(VecNormalize):

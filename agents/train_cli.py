@@ -62,6 +62,7 @@ import yaml
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
 from acres_gym.agents import backends, run_files, training
+from acres_gym.agents.algorithms import quiet_logger
 from acres_gym.agents.evaluate import baseline_entry, evaluate, format_table
 from acres_gym.agents.sb3_models import SCHEDULED, ObsNormalizer, build_model, schedule
 from acres_gym.configuration import check_keys, dotted_overrides, merge_configs, read_yaml, strip_comments, to_builtins
@@ -254,9 +255,10 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
                                 algorithm=backends.model_class(cfg["algo"], cfg["backend"]))
         else:
             try:
-                model = run_files.load_model(resume, cfg["algo"], env=env, device=cfg["device"],
-                                             tensorboard_log=tensorboard, verbose=verbose, force_reset=not exact,
-                                             algorithm=backends.model_class(cfg["algo"], cfg["backend"]))
+                model = quiet_logger(run_files.load_model(
+                    resume, cfg["algo"], env=env, device=cfg["device"], tensorboard_log=tensorboard, verbose=verbose,
+                    force_reset=not exact, algorithm=backends.model_class(cfg["algo"], cfg["backend"])),
+                    tensorboard, verbose)
                 if exact:
                     training.restore_run_state(model, state, resume.replay_buffer)  # load() re-seeded every generator
             except run_files.RunFileError as exc:

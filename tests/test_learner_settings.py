@@ -176,3 +176,24 @@ def test_a_malformed_schedule_is_one_error_naming_the_key(value):
 
     with pytest.raises(ValueError, match=r"algo_kwargs\.learning_rate = .*'lin_<initial>'"):
         schedule("learning_rate", value)
+
+
+@pytest.mark.parametrize("verbose", [0, 1])
+def test_training_without_tensorboard_leaves_no_folder_in_the_temporary_directory(verbose, tmp_path, monkeypatch,
+                                                                                  capsys):
+    """A model of ``build_model`` without a tensorboard log (tensorboard not installed) trains without SB3's own
+    logger, which would make an empty ``SB3-<date-time>`` folder in the system's temporary folder at every
+    ``learn``; at ``verbose: 1`` its table still goes to stdout."""
+    import tempfile
+
+    from acres_gym.agents.sb3_models import build_model
+
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    env = wrapped(ObsNormalizer, "acres_gym/RangerSpeedTracking-v3", 2, max_episode_s=2.0)
+    model = build_model("ppo", env, seed=0, algo_kwargs={"n_steps": 16, "batch_size": 32, "n_epochs": 1},
+                        policy_kwargs={"net_arch": [8]}, verbose=verbose)
+    model.learn(32)
+    env.close()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("SB3-")] == []
+    assert ("total_timesteps" in capsys.readouterr().out) == (verbose == 1)
