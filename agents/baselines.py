@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from acres_gym.constants import DRIVE_ALL_WHEEL, DRIVE_TWO_WHEEL, GEAR_HIGH, GEAR_LOW, GEAR_NONE
+from acres_gym.envs.tasks.navigation import MAP_DEFAULTS
 
 BASELINES = ("ulc_pure_pursuit", "pedal_pid", "straight_line", "terrain_planner")
 NAVIGATION_BASELINES = ("straight_line", "terrain_planner")
@@ -314,8 +315,9 @@ class TerrainPlanner:
     name = "terrain_planner"
 
     def __init__(self, env: Any, speed_h_mps: float = 5.0, speed_l_mps: float = 2.5, lookahead_m: float = 5.0,
-                 preview_m: float = 15.0, release_m: float = 30.0, clearance_m: float = 5.0,
-                 stall_s: float = 3.0, grade_margin: float = 0.6, lateral_accel_mps2: float = 1.5,
+                 preview_m: float = 15.0, release_m: float = 30.0,
+                 clearance_m: float = MAP_DEFAULTS["route_clearance_m"], stall_s: float = 3.0,
+                 grade_margin: float = 0.6, lateral_accel_mps2: float = 1.5,
                  turn_preview_m: float = 12.0, two_wheel_min_grade: float = 0.15) -> None:
         self.env = _unwrap(env)
         self.turn_preview_m = float(turn_preview_m)

@@ -111,8 +111,9 @@ MAP_CHANNELS = ("height", "grade", "traction", "no_go", "route_time")
 # stall_traction null: the traction channel holds the grade limit as computed, negative values included
 # route_time_cap_s 30 s: estimate, above the route time across the default map's diagonal (45 m) at the route
 # search's L speed (3 m/s: 15 s), so the cap marks no-route cells rather than clipping routes on the map
-# route_clearance_m 5 m: the terrain planner's clearance (agents.baselines.TerrainPlanner: the front axle runs a
-# wheelbase, 3.16 m, ahead of the route and cuts its corners; the generator's 2 m only proves a route exists)
+# route_clearance_m 5 m: also the terrain planner's default clearance (agents.baselines.TerrainPlanner reads it here:
+# the front axle runs a wheelbase, 3.16 m, ahead of the route and cuts its corners; the generator's 2 m only proves a
+# route exists)
 MAP_DEFAULTS = {"cell_m": 2.0, "rows": 16, "cols": 16, "behind_m": 8.0, "channels": list(MAP_CHANNELS[:4]),
                 "stall_traction": None, "route_time_cap_s": 30.0, "route_clearance_m": 5.0}
 SPLITS = ("train", "test")
