@@ -17,6 +17,7 @@ from acres_gym.agents.train_cli import (  # noqa: F401  (the names tests and scr
     load_train_config,
     main,
     make_env,
+    make_normalizer,
     prepare_run_dir,
     resume_files,
 )

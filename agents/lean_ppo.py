@@ -9,8 +9,9 @@ learner here is the same PPO written as CleanRL's single-file PPO is:
 
 - **Rollouts** step the native ``RangerVectorEnv`` directly (batched numpy arrays; the SB3 adapter is kept
   for ``reset``, the checkpoints and the evaluations), normalise the observation as one float32 row per
-  vehicle (the native env's observation buffer gathered into the normaliser's column order, then
-  ``ObsNormalizer.normalize_flat``: the same figures as the ``Dict`` path), run the actor with the
+  vehicle (the native env's observation buffer gathered into the observation space's column order, then
+  ``ObsNormalizer.normalize_flat`` on the columns it covers, the entries ``unnormalized_observations`` names left
+  as they are: the same figures as the ``Dict`` path), run the actor with the
   diagonal Gaussian written out (an MLP's layers copied into numpy at the start of each rollout, ``_NumpyActor``:
   for a few vehicles torch's per-operation dispatch costs more than the arithmetic; ``local_map_cnn``'s CNN
   copied too, each convolution one gather and one matrix product, ``_NumpyLocalMap``; other extractors by torch
@@ -143,7 +144,13 @@ class _Rollout:
                               and all(isinstance(m, torch.nn.Flatten) for m in extractor.extractors.values())
                               and all(isinstance(space[k], spaces.Box) for k in self.keys))
         self.fast_norm = (isinstance(self.norm, ObsNormalizer) and self.norm.norm_obs
-                          and isinstance(self.norm.obs_rms, dict) and self.norm.flat_keys() == self.keys)
+                          and isinstance(self.norm.obs_rms, dict) and set(self.norm.flat_keys()) <= set(self.keys))
+        # the flat row's columns the normaliser covers, in its order (None: all of them, in the row's order); the
+        # other entries (unnormalized_observations) pass as the env gives them
+        self.norm_columns: np.ndarray | None = None
+        if self.fast_norm and self.norm.flat_keys() != self.keys:
+            self.norm_columns = np.concatenate([np.arange(self.width)[self.slices[self.keys.index(k)]]
+                                                for k in self.norm.flat_keys()])
         # the native env's observation entries are views of one (N, width) float32 buffer, laid out by its
         # observation builder: the flat row in this order is one gather of its columns
         observer = getattr(getattr(self.venv, "_batch", None), "observer", None)
@@ -169,14 +176,16 @@ class _Rollout:
         self.env_id = id(env)
 
     def raw_flat(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
-        """``norm.flatten(obs)`` (the same float32 figures): for an observation of the native env, whose entries
-        are all views of the builder's buffer, one gather of its columns; otherwise entry by entry."""
+        """Every entry of ``obs`` concatenated in the observation space's order, as they are (``norm.flatten(obs)``
+        where the normaliser covers every entry): for an observation of the native env, whose entries are all
+        views of the builder's buffer, one gather of its columns; otherwise entry by entry."""
         first = obs[self.keys[0]]
         base = first.base if self.columns is not None else None
         if (base is not None and base.dtype == np.float32 and base.ndim == 2
                 and base.shape == (first.shape[0], self.buffer_width) and all(obs[k].base is base for k in self.keys)):
             return np.take(base, self.columns, axis=1)
-        return self.norm.flatten(obs)
+        n = np.asarray(first).shape[0]
+        return np.concatenate([np.reshape(obs[k], (n, -1)) for k in self.keys], axis=1)
 
     def flat(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
         """The entries of ``obs`` concatenated in the observation space's order, float32, one row per vehicle."""
@@ -460,10 +469,14 @@ class LeanPPO(stable_baselines3.PPO):
             return r.flat(obs), rewards
         update = rewards is not None and norm.training
         if r.fast_norm:
-            flat = r.raw_flat(obs)
+            flat = r.raw_flat(obs)  # a new array: the normalised columns are written into it
+            covered = flat if r.norm_columns is None else flat[:, r.norm_columns]
             if update:
-                norm.update_flat(obs, flat)
-            z = norm.normalize_flat(flat)
+                norm.update_flat(obs, covered)
+            z = norm.normalize_flat(covered)
+            if r.norm_columns is not None:
+                flat[:, r.norm_columns] = z
+                z = flat
         else:
             if update and norm.norm_obs:
                 if isinstance(norm.obs_rms, dict):

@@ -256,8 +256,7 @@ def profile_run(cfg: dict, steps: int, evaluate: bool = True) -> dict[str, Any]:
     env.seed(cfg["seed"])
     if cfg["normalize_observations"] or cfg["normalize_rewards"]:
         normalizer = {"fast": ObsNormalizer, "sb3": VecNormalize}[cfg.get("normaliser", "fast")]
-        env = normalizer(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
-                         gamma=cfg["algo_kwargs"].get("gamma", 0.99))
+        env = train.make_normalizer(env, cfg, normalizer)
     env = _timed_vec_env(env, timer, "normaliser")
     tmp = tempfile.TemporaryDirectory(prefix="acres_profile_")
     tensorboard = tmp.name if importlib.util.find_spec("tensorboard") else None

@@ -39,6 +39,8 @@ Training config keys (``configs/train/*.yaml``; unknown keys are an error):
                 task config under configs/tasks (hill_climb)
     num_envs, total_steps, seed, out, device, torch_threads
     normalize_observations, normalize_rewards: VecNormalize (ObsNormalizer) on the observations / rewards
+    unnormalized_observations: observation entries normalize_observations leaves as the env gives them (a list
+                 of entry names, e.g. [local_map]: a map keeps one scale in every cell)
     algo_kwargs: arguments of PPO / SAC (learning_rate, clip_range: a number, or lin_<initial> falling
                  linearly to 0 over the run);  policy_kwargs: net_arch, activation_fn (a name), log_std_init, ...
     checkpoint_every_steps: 0 = no periodic checkpoints (the final one is still written)
@@ -83,6 +85,7 @@ DEFAULTS = {
     "torch_threads": 1,
     "normalize_observations": True,
     "normalize_rewards": False,
+    "unnormalized_observations": [],
     "algo_kwargs": {},
     "policy_kwargs": {},
     "checkpoint_every_steps": 50_000,
@@ -117,6 +120,10 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
             schedule(key, (cfg["algo_kwargs"] or {}).get(key))  # a malformed lin_<initial> stops before any run
     except ValueError as exc:
         raise RunError(str(exc)) from None
+    skip = cfg["unnormalized_observations"]
+    if not isinstance(skip, list) or not all(isinstance(k, str) for k in skip) or len(set(skip)) != len(skip):
+        raise RunError(f"unnormalized_observations = {skip!r}: expected a list of distinct observation entry names "
+                       f"(e.g. [local_map]), or []")
     keep = cfg["keep_checkpoints"]
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise RunError(f"keep_checkpoints = {keep!r}: expected an integer >= 1 (the newest complete checkpoints "
@@ -132,6 +139,25 @@ def make_env(cfg: dict):
     length is the config's ``max_episode_s``."""
     return gymnasium.make_vec(cfg["env_id"], num_envs=cfg["num_envs"], vectorization_mode="vector_entry_point",
                               config=cfg["env_config"], autoreset_mode="SameStep")
+
+
+def make_normalizer(env, cfg: dict, cls=ObsNormalizer):
+    """``cls`` (a ``VecNormalize``) around ``env`` as the config asks: observations normalised when
+    ``normalize_observations``, all but the entries ``unnormalized_observations`` names; rewards when
+    ``normalize_rewards``. A name that is not an entry of the observation space is a ``RunError``."""
+    skip = cfg["unnormalized_observations"]
+    space = env.observation_space
+    names = list(space.spaces) if isinstance(space, gymnasium.spaces.Dict) else []
+    unknown = [k for k in skip if k not in names]
+    if unknown:
+        raise RunError(f"unnormalized_observations: {', '.join(map(str, unknown))} not an entry of {cfg['env_id']}'s "
+                       f"observations; allowed: {', '.join(names) or 'none (the observation is not a Dict)'}")
+    keys = [k for k in names if k not in skip] if skip else None
+    if keys == []:
+        raise RunError("unnormalized_observations names every observation entry: set normalize_observations: "
+                       "false instead")
+    return cls(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
+               norm_obs_keys=keys, gamma=cfg["algo_kwargs"].get("gamma", 0.99))
 
 
 def resume_files(model_zip: str) -> tuple[run_files.RunFiles, dict]:
@@ -243,8 +269,7 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
             env = normalizer
             env.training = True
         elif resume is None and (cfg["normalize_observations"] or cfg["normalize_rewards"]):
-            env = ObsNormalizer(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
-                               gamma=cfg["algo_kwargs"].get("gamma", 0.99))
+            env = make_normalizer(env, cfg)
 
         # --- 3. the model ------------------------------------------------------------------------------------------
         tensorboard = str(out / "tensorboard") if importlib.util.find_spec("tensorboard") else None

@@ -138,6 +138,63 @@ def test_with_gsde_the_lean_run_follows_the_sb3_run(tmp_path):
     finite_run(runs["lean"])
 
 
+def test_unnormalized_observations_pass_as_the_env_gives_them_in_both_backends(tmp_path, smoke_runs):
+    """``unnormalized_observations``: the normaliser leaves the named entries out (SB3's ``norm_obs_keys``), the
+    lean rollouts write the normalised columns around them and follow the SB3 run to rounding, and the run's
+    policy evaluates and exports (the export checks the ONNX file against the model on the env's observations,
+    so a manifest that normalised the entries would fail it)."""
+    import pickle
+
+    from acres_gym.agents.evaluate import evaluate
+    from acres_gym.agents.export import main as export_main
+    from acres_gym.agents.sb3_models import load_run_policy
+
+    raw = ["path_points", "target_speed"]  # two entries of other widths, between normalised ones
+    runs = {backend: train(tmp_path, "smoke", backend, 512, "--set", f"unnormalized_observations=[{', '.join(raw)}]")
+            for backend in backends.BACKENDS}
+    a, b = (parameters(runs[backend]["out"] / "model.zip") for backend in ("lean", "sb3"))
+    for key in a:
+        np.testing.assert_allclose(a[key], b[key], rtol=0, atol=ROUNDING, err_msg=key)
+    normal = parameters(smoke_runs["lean"]["out"] / "model.zip")  # the same run normalising every entry
+    assert any(np.abs(a[k] - normal[k]).max() > 100 * ROUNDING for k in a)
+    with open(runs["lean"]["out"] / "vecnormalize.pkl", "rb") as f:
+        normalizer = pickle.load(f)
+    assert normalizer.norm_obs_keys and not set(raw) & set(normalizer.norm_obs_keys)
+    assert not set(raw) & set(normalizer.obs_rms)
+    factory, mode, env_config = load_run_policy(runs["lean"]["out"] / "model.zip")
+    assert math.isfinite(evaluate(factory, "acres_gym/RangerSpeedTracking-v3", 1, 7, env_config,
+                                  mode)["mean"]["episode_return"])
+    assert export_main([str(runs["lean"]["out"] / "model.zip"), "--out", str(tmp_path / "policy")]) == 0
+    manifest = json.loads((tmp_path / "policy" / "manifest.json").read_text())
+    normalised = {i["name"] for i in manifest["observation"]["items"] if "normalization" in i}
+    assert normalised == set(normalizer.norm_obs_keys)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("[local_map]", "local_map not an entry of acres_gym/RangerSpeedTracking-v3's observations; allowed: "
+                    "brake_pressure_output, "),
+    ("path_points", "unnormalized_observations = 'path_points': expected a list of distinct observation entry"),
+    ("[gear, gear]", "expected a list of distinct observation entry names"),
+])
+def test_a_bad_unnormalized_observations_is_a_one_line_error(tmp_path, capsys, value, message):
+    with pytest.raises(SystemExit) as exc:
+        train_main(["--config", "smoke", "--out", str(tmp_path / "a"), "--set", f"unnormalized_observations={value}",
+                    *QUICK], prog="train.py")
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_unnormalized_observations_of_every_entry_asks_for_no_normalisation(tmp_path, capsys):
+    import gymnasium
+
+    names = ", ".join(gymnasium.make("acres_gym/RangerSpeedTracking-v3").observation_space.spaces)
+    with pytest.raises(SystemExit) as exc:
+        train_main(["--config", "smoke", "--out", str(tmp_path / "a"), "--set", f"unnormalized_observations=[{names}]",
+                    *QUICK], prog="train.py")
+    assert exc.value.code == 2 and "set normalize_observations: false instead" in capsys.readouterr().err
+
+
 def test_a_lean_run_resumes_bit_for_bit_and_with_the_other_backend(tmp_path):
     whole = train(tmp_path / "whole", "smoke", "lean", 512)
     half = train(tmp_path / "half", "smoke", "lean", 256)
