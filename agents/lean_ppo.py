@@ -479,7 +479,9 @@ class LeanPPO(stable_baselines3.PPO):
                 z = flat
         else:
             if update and norm.norm_obs:
-                if isinstance(norm.obs_rms, dict):
+                if isinstance(norm, ObsNormalizer):
+                    norm.update_entries(obs)
+                elif isinstance(norm.obs_rms, dict):
                     for key in norm.obs_rms:
                         norm.obs_rms[key].update(obs[key])
                 else:

@@ -17,7 +17,8 @@ the training normaliser stays as it was (evaluations during training). ``load_ru
 ``ObsNormalizer`` is SB3's ``VecNormalize`` with the statistics of all the entries of a ``Dict`` observation
 updated, and the entries normalised, in one pass over their concatenation instead of one pass per entry:
 the same figures to the bit, without the per-entry overhead (the observations have about twenty entries).
-``train.py`` trains behind it; it saves and loads as ``VecNormalize`` does.
+``train.py`` trains behind it; it saves and loads as ``VecNormalize`` does. ``set_per_channel`` makes entries
+such as ``local_map`` share their statistics over all axes but the first (one mean and variance per channel).
 """
 
 from __future__ import annotations
@@ -173,7 +174,55 @@ class ObsNormalizer(VecNormalize):
     for each entry, and updates the entries' statistics in place (they are views of the concatenated arrays).
     Observations that are not float32, and entries whose counts differ, are updated by SB3's own code; anything
     but a normalised ``Dict`` observation is left to ``VecNormalize``.
+
+    Entries named by ``set_per_channel`` keep one mean and variance per channel (index of their first axis):
+    after every update each channel's elements get the pooled statistics of all of them, which is exactly the
+    statistics of all their samples together (every element has the same count, and pooling commutes with
+    the running update), so normalisation, saving, export and the runtime read them as per-element figures.
     """
+
+    per_channel: tuple[str, ...] = ()  # entries with per-channel statistics (a class default: older pickles)
+
+    def set_per_channel(self, keys) -> None:
+        """Share the statistics of each entry of ``keys`` (normalised, at least two axes) over all its axes but
+        the first; ``ValueError`` names an entry that is not such."""
+        shapes = {k: np.shape(r.mean) for k, r in self.obs_rms.items()} if isinstance(self.obs_rms, dict) else {}
+        eligible = [k for k, shape in shapes.items() if len(shape) >= 2]
+        bad = [k for k in keys if k not in eligible]
+        if bad:
+            raise ValueError(f"normalize_per_channel: {', '.join(map(str, bad))} not a normalised observation entry "
+                             f"with channels (two axes or more); allowed: {', '.join(eligible) or 'none'}")
+        self.per_channel = tuple(keys)
+        self._pool()
+
+    def _pool(self) -> None:
+        """Each ``per_channel`` entry's statistics replaced, in place, by its channels' pooled mean and variance
+        (the mean of the elements' variances plus the variance of their means)."""
+        if not self.per_channel:
+            return
+        for k in self.per_channel:
+            r = self.obs_rms[k]
+            axes = tuple(range(1, np.ndim(r.mean)))
+            mean = r.mean.mean(axis=axes, keepdims=True)
+            var = (r.var + (r.mean - mean) ** 2).mean(axis=axes, keepdims=True)
+            r.mean[...] = mean  # in place: the entries' arrays may be views of the concatenated statistics
+            r.var[...] = var
+        cached = self.__dict__.get("_stats_cache")
+        if cached is not None:
+            _, var, denominator = cached[2]
+            np.sqrt(var + self.epsilon, out=denominator)
+
+    def update_entries(self, obs: Any) -> None:
+        """The statistics updated with a batch of observations, as ``step_wait`` and ``reset`` update them."""
+        if self._fast(obs):
+            self._update_obs_rms(obs)
+            return
+        if isinstance(obs, Mapping) and isinstance(self.obs_rms, dict):
+            for key in self.obs_rms:
+                self.obs_rms[key].update(obs[key])
+        else:
+            self.obs_rms.update(obs)
+        self._pool()
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -228,12 +277,13 @@ class ObsNormalizer(VecNormalize):
         if len({float(r.count) for r in stats}) != 1 or flat.dtype != np.float32:
             for k in self.obs_rms:  # entries updated apart, or not float32: SB3's own, entry by entry
                 self.obs_rms[k].update(obs[k])
-            return
-        mean, var, denominator = self._flat_stats(stats)
-        count = update_moments(np.ascontiguousarray(flat), single, mean, var, denominator, float(stats[0].count),
-                               float(self.epsilon))
-        for r in stats:
-            r.count = count
+        else:
+            mean, var, denominator = self._flat_stats(stats)
+            count = update_moments(np.ascontiguousarray(flat), single, mean, var, denominator, float(stats[0].count),
+                                   float(self.epsilon))
+            for r in stats:
+                r.count = count
+        self._pool()
 
     def flat_keys(self) -> list[str]:
         """The normalised entries in the order of ``flatten`` and ``normalize_flat``."""
@@ -274,13 +324,7 @@ class ObsNormalizer(VecNormalize):
         self.old_obs = obs
         self.old_reward = rewards
         if self.training and self.norm_obs:
-            if self._fast(obs):
-                self._update_obs_rms(obs)
-            elif isinstance(obs, Mapping) and isinstance(self.obs_rms, dict):
-                for key in self.obs_rms:
-                    self.obs_rms[key].update(obs[key])
-            else:
-                self.obs_rms.update(obs)
+            self.update_entries(obs)
         obs = self.normalize_obs(obs)
         if self.training:
             self._update_reward(rewards)
@@ -290,6 +334,15 @@ class ObsNormalizer(VecNormalize):
                 infos[idx]["terminal_observation"] = self.normalize_obs(infos[idx]["terminal_observation"])
         self.returns[dones] = 0
         return obs, rewards, dones, infos
+
+    def reset(self):
+        """``VecNormalize.reset`` with the statistics updated by ``update_entries``."""
+        obs = self.venv.reset()
+        self.old_obs = obs
+        self.returns = np.zeros(self.num_envs)
+        if self.training and self.norm_obs:
+            self.update_entries(obs)
+        return self.normalize_obs(obs)
 
     @staticmethod
     def load(load_path: str, venv: Any) -> ObsNormalizer:

@@ -41,6 +41,8 @@ Training config keys (``configs/train/*.yaml``; unknown keys are an error):
     normalize_observations, normalize_rewards: VecNormalize (ObsNormalizer) on the observations / rewards
     unnormalized_observations: observation entries normalize_observations leaves as the env gives them (a list
                  of entry names, e.g. [local_map]: a map keeps one scale in every cell)
+    normalize_per_channel: normalised entries with one mean and variance per channel (their first axis) shared
+                 by all their elements, e.g. [local_map] (a list of entry names)
     algo_kwargs: arguments of PPO / SAC (learning_rate, clip_range: a number, or lin_<initial> falling
                  linearly to 0 over the run);  policy_kwargs: net_arch, activation_fn (a name), log_std_init, ...
     checkpoint_every_steps: 0 = no periodic checkpoints (the final one is still written)
@@ -86,6 +88,7 @@ DEFAULTS = {
     "normalize_observations": True,
     "normalize_rewards": False,
     "unnormalized_observations": [],
+    "normalize_per_channel": [],
     "algo_kwargs": {},
     "policy_kwargs": {},
     "checkpoint_every_steps": 50_000,
@@ -120,10 +123,11 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
             schedule(key, (cfg["algo_kwargs"] or {}).get(key))  # a malformed lin_<initial> stops before any run
     except ValueError as exc:
         raise RunError(str(exc)) from None
-    skip = cfg["unnormalized_observations"]
-    if not isinstance(skip, list) or not all(isinstance(k, str) for k in skip) or len(set(skip)) != len(skip):
-        raise RunError(f"unnormalized_observations = {skip!r}: expected a list of distinct observation entry names "
-                       f"(e.g. [local_map]), or []")
+    for key in ("unnormalized_observations", "normalize_per_channel"):
+        names = cfg[key]
+        if not isinstance(names, list) or not all(isinstance(k, str) for k in names) or len(set(names)) != len(names):
+            raise RunError(f"{key} = {names!r}: expected a list of distinct observation entry names (e.g. "
+                           f"[local_map]), or []")
     keep = cfg["keep_checkpoints"]
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise RunError(f"keep_checkpoints = {keep!r}: expected an integer >= 1 (the newest complete checkpoints "
@@ -156,8 +160,18 @@ def make_normalizer(env, cfg: dict, cls=ObsNormalizer):
     if keys == []:
         raise RunError("unnormalized_observations names every observation entry: set normalize_observations: "
                        "false instead")
-    return cls(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
-               norm_obs_keys=keys, gamma=cfg["algo_kwargs"].get("gamma", 0.99))
+    normalizer = cls(env, norm_obs=cfg["normalize_observations"], norm_reward=cfg["normalize_rewards"],
+                     norm_obs_keys=keys, gamma=cfg["algo_kwargs"].get("gamma", 0.99))
+    per_channel = cfg["normalize_per_channel"]
+    if per_channel and cfg["normalize_observations"]:
+        if not isinstance(normalizer, ObsNormalizer):
+            raise RunError(f"normalize_per_channel needs the ObsNormalizer; {cls.__name__} keeps per-element "
+                           f"statistics only")
+        try:
+            normalizer.set_per_channel(per_channel)
+        except ValueError as exc:
+            raise RunError(str(exc)) from None
+    return normalizer
 
 
 def resume_files(model_zip: str) -> tuple[run_files.RunFiles, dict]:

@@ -185,6 +185,37 @@ def test_a_bad_unnormalized_observations_is_a_one_line_error(tmp_path, capsys, v
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_navigation_run_with_per_channel_map_statistics_saves_and_exports_them(tmp_path):
+    out = tmp_path / "nav"
+    train_main(["--config", "ppo_offroad_navigation", "--total-steps", "256", "--out", str(out), *QUICK,
+                "--set", "algo_kwargs.n_steps=16", "--set", "algo_kwargs.batch_size=128",
+                "--set", "algo_kwargs.n_epochs=1", "--set", "normalize_per_channel=[local_map]"], prog="train.py")
+    from acres_gym.agents.export import main as export_main
+
+    assert export_main([str(out / "model.zip"), "--out", str(tmp_path / "policy")]) == 0
+    manifest = json.loads((tmp_path / "policy" / "manifest.json").read_text())
+    item = next(i for i in manifest["observation"]["items"] if i["name"] == "local_map")
+    channels = item["shape"][0]
+    for figure in ("mean", "var"):
+        values = np.reshape(item["normalization"][figure], (channels, -1))
+        assert np.all(values == values[:, :1]), figure  # one figure per channel
+    assert np.unique(np.reshape(item["normalization"]["mean"], (channels, -1))[:, 0]).size == channels
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["normalize_per_channel=[path_points]"], "path_points not a normalised observation entry with channels (two "
+                                              "axes or more); allowed: none"),
+    (["normalize_per_channel=gear"], "normalize_per_channel = 'gear': expected a list of distinct"),
+])
+def test_a_bad_normalize_per_channel_is_a_one_line_error(tmp_path, capsys, overrides, message):
+    with pytest.raises(SystemExit) as exc:
+        train_main(["--config", "smoke", "--out", str(tmp_path / "a"), *[a for o in overrides for a in ("--set", o)],
+                    *QUICK], prog="train.py")
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
 def test_unnormalized_observations_of_every_entry_asks_for_no_normalisation(tmp_path, capsys):
     import gymnasium
 

@@ -103,6 +103,55 @@ def test_image_entries_and_a_saved_vecnormalize_load_as_obsnormalizer(tmp_path):
     assert same_dict(out, sb3.normalize_obs(single)) and out["local_map"].shape == single["local_map"].shape
 
 
+def test_per_channel_statistics_are_those_of_all_the_channels_samples():
+    """``set_per_channel``: the map's statistics are, per channel, those of all its cells' samples together
+    (with the normaliser's initial mean 0 and variance 1 at a weight of 1e-4 samples), the same as pooling the
+    per-element statistics at the end, on the compiled and on SB3's path; the other entries are untouched, and
+    observations are normalised with the pooled figures."""
+    plain, pooled, slow = (wrapped(ObsNormalizer, "acres_gym/RangerOffroadNavigation-v2", 3, max_episode_s=1.0)
+                           for _ in range(3))
+    pooled.set_per_channel(["local_map"])
+    slow.set_per_channel(["local_map"])
+    pooled.reset()
+    plain.reset()
+    seen = [pooled.get_original_obs()["local_map"]]
+    slow.training = False  # updated by hand below, from float64 copies (SB3's entry-by-entry path)
+    slow.update_entries({k: v.astype(np.float64) for k, v in pooled.get_original_obs().items()})
+    actions = np.zeros((3, *plain.action_space.shape), dtype=np.float32)
+    actions[:, 1] = 0.5  # moving, so the map changes
+    for _ in range(8):
+        z = pooled.step(actions)[0]
+        plain.step(actions)
+        raw = pooled.get_original_obs()
+        seen.append(raw["local_map"])
+        slow.update_entries({k: v.astype(np.float64) for k, v in raw.items()})
+    r, p = pooled.obs_rms["local_map"], plain.obs_rms["local_map"]
+    samples = np.stack(seen).astype(np.float64)  # (steps, vehicles, channels, rows, cols)
+    by_channel = np.moveaxis(samples, 2, 0).reshape(samples.shape[2], -1)
+    count, cells = 1e-4 + samples.shape[0] * samples.shape[1], samples[0, 0, 0].size
+    mean = by_channel.sum(axis=1) / cells / count
+    var = (1e-4 + (by_channel ** 2).sum(axis=1) / cells) / count - mean ** 2
+    # SB3's batch moments of float32 observations are float32 sums: agreement to their rounding
+    np.testing.assert_allclose(r.mean[:, 0, 0], mean, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(r.var[:, 0, 0], var, rtol=1e-6, atol=1e-12)
+    assert np.all(r.mean == r.mean[:, :1, :1]) and np.all(r.var == r.var[:, :1, :1])
+    assert np.abs(p.mean - p.mean[:, :1, :1]).max() > 1e-3  # the cells' own statistics differ
+    pooled_mean = p.mean.mean(axis=(1, 2))
+    np.testing.assert_allclose(r.mean[:, 0, 0], pooled_mean, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r.var[:, 0, 0], (p.var + (p.mean - pooled_mean[:, None, None]) ** 2).mean(axis=(1, 2)),
+                               rtol=1e-12)
+    # SB3's path, from float64 observations: the same pooled figures to float32 rounding of the batch moments
+    np.testing.assert_allclose(slow.obs_rms["local_map"].mean, r.mean, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(slow.obs_rms["local_map"].var, r.var, rtol=1e-6, atol=1e-12)
+    for key in plain.obs_rms:
+        if key != "local_map":
+            assert np.array_equal(plain.obs_rms[key].mean, pooled.obs_rms[key].mean), key
+    expected = np.clip((raw["local_map"] - r.mean) / np.sqrt(r.var + pooled.epsilon), -10.0, 10.0)
+    np.testing.assert_allclose(z["local_map"], expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="goal not a normalised observation entry with channels.*allowed: local_map"):
+        plain.set_per_channel(["goal"])
+
+
 def test_training_without_distribution_checks_gives_sb3s_model_to_the_bit():
     import stable_baselines3
     import torch
