@@ -147,8 +147,9 @@ def make_env(cfg: dict):
 
 def make_normalizer(env, cfg: dict, cls=ObsNormalizer):
     """``cls`` (a ``VecNormalize``) around ``env`` as the config asks: observations normalised when
-    ``normalize_observations``, all but the entries ``unnormalized_observations`` names; rewards when
-    ``normalize_rewards``. A name that is not an entry of the observation space is a ``RunError``."""
+    ``normalize_observations``, all but the entries ``unnormalized_observations`` names, those of
+    ``normalize_per_channel`` with per-channel statistics (``ObsNormalizer.set_per_channel``); rewards when
+    ``normalize_rewards``. A name that is not such an entry of the observation space is a ``RunError``."""
     skip = cfg["unnormalized_observations"]
     space = env.observation_space
     names = list(space.spaces) if isinstance(space, gymnasium.spaces.Dict) else []
