@@ -394,6 +394,13 @@ class LeanPPO(stable_baselines3.PPO):
     def _excluded_save_params(self) -> list[str]:
         return [*super()._excluded_save_params(), "_lean", "_numpy", "numpy_actor", "numpy_update"]
 
+    def set_env(self, env: VecEnv, force_reset: bool = True) -> None:
+        """SB3's ``set_env``; the next rollout lays out its arrays for the env anew (the last rollout's stay for
+        the update: a curriculum stage sets the env between a rollout and its update)."""
+        super().set_env(env, force_reset)
+        if self._lean is not None:
+            self._lean.env_id = None
+
     # --- the parts a rollout step is made of (the profiler times each) ------------------------------------
     def _features(self, x: torch.Tensor) -> torch.Tensor:
         return x if self._lean.flat_features else self.policy.extract_features(self._lean.entries(x))

@@ -43,6 +43,8 @@ Training config keys (``configs/train/*.yaml``; unknown keys are an error):
                  of entry names, e.g. [local_map]: a map keeps one scale in every cell)
     normalize_per_channel: normalised entries with one mean and variance per channel (their first axis) shared
                  by all their elements, e.g. [local_map] (a list of entry names)
+    curriculum: stages of the training env, each {from_steps: N, env_config: {...}} merged over env_config from
+                the first rollout end at or past N steps on (increasing N; the evaluations keep env_config)
     algo_kwargs: arguments of PPO / SAC (learning_rate, clip_range: a number, or lin_<initial> falling
                  linearly to 0 over the run);  policy_kwargs: net_arch, activation_fn (a name), log_std_init, ...
     checkpoint_every_steps: 0 = no periodic checkpoints (the final one is still written)
@@ -61,6 +63,7 @@ import sys
 from pathlib import Path
 
 import gymnasium
+import numpy as np
 import torch
 import yaml
 
@@ -79,6 +82,7 @@ DEFAULTS = {
     "backend": backends.DEFAULT,
     "env_id": "acres_gym/RangerSpeedTracking-v3",
     "env_config": {},
+    "curriculum": [],
     "num_envs": 16,
     "total_steps": 200_000,
     "seed": 0,
@@ -128,6 +132,7 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
         if not isinstance(names, list) or not all(isinstance(k, str) for k in names) or len(set(names)) != len(names):
             raise RunError(f"{key} = {names!r}: expected a list of distinct observation entry names (e.g. "
                            f"[local_map]), or []")
+    check_curriculum(cfg)
     keep = cfg["keep_checkpoints"]
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise RunError(f"keep_checkpoints = {keep!r}: expected an integer >= 1 (the newest complete checkpoints "
@@ -137,12 +142,66 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
     return cfg
 
 
-def make_env(cfg: dict):
+def check_curriculum(cfg: dict) -> None:
+    """``curriculum``: a list of ``{from_steps, env_config}`` stages, ``from_steps`` increasing positive integers
+    (a stage a shorter run does not reach never applies), ``env_config`` a mapping; anything else is a
+    ``RunError`` naming the stage."""
+    stages = cfg["curriculum"]
+    if not isinstance(stages, list):
+        raise RunError(f"curriculum = {stages!r}: expected a list of {{from_steps: N, env_config: {{...}}}} stages, "
+                       f"or []")
+    last = 0
+    for i, stage in enumerate(stages):
+        where = f"curriculum[{i}]"
+        if not isinstance(stage, dict) or set(stage) != {"from_steps", "env_config"}:
+            raise RunError(f"{where} = {stage!r}: expected {{from_steps: N, env_config: {{...}}}}")
+        start = stage["from_steps"]
+        if isinstance(start, bool) or not isinstance(start, int) or start <= last:
+            raise RunError(f"{where}.from_steps = {start!r}: expected an integer above {last}"
+                           + (" (the stage before)" if i else ""))
+        if not isinstance(stage["env_config"], dict):
+            raise RunError(f"{where}.env_config = {stage['env_config']!r}: expected a mapping of task config keys")
+        last = start
+
+
+def stage_env_config(cfg: dict, steps: int) -> dict:
+    """The training env's config after ``steps`` steps: ``env_config`` with every curriculum stage whose
+    ``from_steps`` it has reached merged over it, in order."""
+    env_config = cfg["env_config"] or {}
+    for stage in cfg["curriculum"]:
+        if stage["from_steps"] <= steps:
+            env_config = merge_configs(env_config, stage["env_config"])
+    return env_config
+
+
+def make_env(cfg: dict, steps: int = 0):
     """The training environment of a training config: ``num_envs`` vehicles of ``env_id`` with its
-    ``env_config`` in one simulator (``SameStep`` autoreset, as ``RangerSB3VecEnv`` needs); the episode
-    length is the config's ``max_episode_s``."""
+    ``env_config`` (and the curriculum's stages reached at ``steps``) in one simulator (``SameStep`` autoreset,
+    as ``RangerSB3VecEnv`` needs); the episode length is the config's ``max_episode_s``."""
     return gymnasium.make_vec(cfg["env_id"], num_envs=cfg["num_envs"], vectorization_mode="vector_entry_point",
-                              config=cfg["env_config"], autoreset_mode="SameStep")
+                              config=stage_env_config(cfg, steps), autoreset_mode="SameStep")
+
+
+def switch_env(model, cfg: dict, steps: int) -> None:
+    """The curriculum stage's training env (``make_env(cfg, steps)``, seeded as a resumed run's new env is) in
+    place of the model's, between two rollouts: the normaliser keeps its statistics and every vehicle starts a
+    new episode (the episodes under way were bootstrapped as the rollout ended, as at a time limit)."""
+    env = RangerSB3VecEnv(make_env(cfg, steps))
+    env.seed(cfg["seed"] + steps)
+    normalizer = model.get_vec_normalize_env()
+    if normalizer is None:
+        old = model.get_env()
+        model.set_env(env, force_reset=True)
+    else:
+        old = normalizer.venv
+        normalizer.venv = None  # VecNormalize.set_venv takes a wrapper without one (as after loading)
+        normalizer.set_venv(env)
+        model.set_env(normalizer, force_reset=True)
+    model._last_obs = model.get_env().reset()
+    model._last_episode_starts = np.ones((env.num_envs,), dtype=bool)
+    if normalizer is not None and hasattr(model, "_last_original_obs"):
+        model._last_original_obs = normalizer.get_original_obs()
+    old.close()
 
 
 def make_normalizer(env, cfg: dict, cls=ObsNormalizer):
@@ -264,6 +323,8 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
             normalizer = run_files.load_normalizer(resume, previous, for_training=True) if resume else None
         except run_files.RunFileError as exc:
             raise RunError(f"--resume {args.resume}: {exc}") from None
+        for stage in cfg["curriculum"]:  # every stage's env config checked before anything is written
+            gymnasium.make(cfg["env_id"], config=stage_env_config(cfg, stage["from_steps"])).close()
         out = Path(cfg["out"])
         prepare_run_dir(out, args.overwrite, resume.run_dir if resume else None)
         where["out"] = out
@@ -271,6 +332,7 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
 
         # --- 2. the environment: N vehicles in one simulator, as an SB3 VecEnv; on resume the saved one ----
         exact = state is not None and to_builtins(cfg["env_config"]) == previous.get("env_config") \
+            and to_builtins(cfg["curriculum"]) == previous.get("curriculum", []) \
             and cfg["num_envs"] == previous.get("num_envs")
         if exact:
             env = state["env"]  # every vehicle mid-episode, as the run left it
@@ -331,6 +393,10 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
     evaluation = training.PeriodicEvaluation(cfg["eval_every_steps"], evaluate_policy, baseline, metric, clock, history)
     where["monitor"] = training.TrainingMonitor(metric, clock, history)
     callbacks = [where["monitor"], evaluation]
+    if cfg["curriculum"]:
+        starts = [stage["from_steps"] for stage in cfg["curriculum"]]
+        held = sum(1 for start in starts if start <= model.num_timesteps) if exact else 0  # the env's stages
+        callbacks.append(training.CurriculumStages(starts, lambda m, steps: switch_env(m, cfg, steps), held))
     if cfg["checkpoint_every_steps"]:
         callbacks.append(training.RunCheckpoint(cfg["checkpoint_every_steps"], out, clock, history,
                                                 cfg["keep_checkpoints"]))

@@ -196,6 +196,32 @@ class TrainingMonitor(BaseCallback):
             self._bar = None
 
 
+class CurriculumStages(BaseCallback):
+    """A training curriculum: at the first rollout end at or past each stage's ``from_steps`` (or at the start
+    of a resumed run), ``switch(model, steps)`` puts the stage's training env in place of the current one.
+    ``starts`` are the stages' ``from_steps`` (increasing); ``current`` is the number of stages the env already
+    holds (0: the config's own env_config)."""
+
+    def __init__(self, starts: list[int], switch: Callable[[BaseAlgorithm, int], None], current: int) -> None:
+        super().__init__()
+        self.starts, self.switch, self.current = [int(s) for s in starts], switch, int(current)
+
+    def _apply_due(self) -> None:
+        due = sum(1 for start in self.starts if start <= self.num_timesteps)
+        if due != self.current:
+            self.switch(self.model, int(self.num_timesteps))
+            self.current = due
+
+    def _on_training_start(self) -> None:
+        self._apply_due()
+
+    def _on_rollout_end(self) -> None:
+        self._apply_due()
+
+    def _on_step(self) -> bool:
+        return True
+
+
 class PeriodicEvaluation(BaseCallback):
     """The policy on the evaluation seeds every ``every_steps``; see the module docstring.
 
