@@ -65,7 +65,7 @@ from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecNormalize
 
 from acres_gym.agents.lean_update import FIGURES, LOG_SQRT_2PI, NumpyUpdate
-from acres_gym.agents.sb3_models import ObsNormalizer
+from acres_gym.agents.sb3_models import ObsNormalizer, update_statistics
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 
 FAST_TANH_MIN = 4096  # elements: below, torch.tanh's one call is faster than three
@@ -486,13 +486,7 @@ class LeanPPO(stable_baselines3.PPO):
                 z = flat
         else:
             if update and norm.norm_obs:
-                if isinstance(norm, ObsNormalizer):
-                    norm.update_entries(obs)
-                elif isinstance(norm.obs_rms, dict):
-                    for key in norm.obs_rms:
-                        norm.obs_rms[key].update(obs[key])
-                else:
-                    norm.obs_rms.update(obs)
+                update_statistics(norm, obs)
             z = r.flat(norm.normalize_obs(obs))
         if rewards is None:
             return z, None

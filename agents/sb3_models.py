@@ -166,6 +166,25 @@ def build_model(algo: str, venv: Any, seed: int, algo_kwargs: Mapping | None = N
                             device=device, verbose=verbose, **kwargs), tensorboard_log, verbose)
 
 
+def update_each_entry(norm: VecNormalize, obs: Any) -> None:
+    """SB3's own update of a ``VecNormalize``'s observation statistics with a batch, as its ``reset`` and
+    ``step_wait`` make it: entry by entry for a ``Dict`` observation."""
+    if isinstance(obs, Mapping) and isinstance(norm.obs_rms, dict):
+        for key in norm.obs_rms:
+            norm.obs_rms[key].update(obs[key])
+    else:
+        norm.obs_rms.update(obs)
+
+
+def update_statistics(norm: VecNormalize, obs: Any) -> None:
+    """``norm``'s observation statistics updated with a batch: an ``ObsNormalizer``'s ``update_entries``
+    (one pass, per-channel pooling), else SB3's own update."""
+    if isinstance(norm, ObsNormalizer):
+        norm.update_entries(obs)
+    else:
+        update_each_entry(norm, obs)
+
+
 class ObsNormalizer(VecNormalize):
     """``VecNormalize`` over the concatenated entries of a ``Dict`` observation (see the module docstring).
 
@@ -217,11 +236,7 @@ class ObsNormalizer(VecNormalize):
         if self._fast(obs):
             self._update_obs_rms(obs)
             return
-        if isinstance(obs, Mapping) and isinstance(self.obs_rms, dict):
-            for key in self.obs_rms:
-                self.obs_rms[key].update(obs[key])
-        else:
-            self.obs_rms.update(obs)
+        update_each_entry(self, obs)
         self._pool()
 
     def __getstate__(self) -> dict[str, Any]:
@@ -275,8 +290,7 @@ class ObsNormalizer(VecNormalize):
         if flat is None:
             flat = self._flatten(obs, keys, widths)
         if len({float(r.count) for r in stats}) != 1 or flat.dtype != np.float32:
-            for k in self.obs_rms:  # entries updated apart, or not float32: SB3's own, entry by entry
-                self.obs_rms[k].update(obs[k])
+            update_each_entry(self, obs)  # entries updated apart, or not float32: SB3's own, entry by entry
         else:
             mean, var, denominator = self._flat_stats(stats)
             count = update_moments(np.ascontiguousarray(flat), single, mean, var, denominator, float(stats[0].count),

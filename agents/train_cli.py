@@ -395,7 +395,7 @@ def train(args: argparse.Namespace, parser: argparse.ArgumentParser, where: dict
     callbacks = [where["monitor"], evaluation]
     if cfg["curriculum"]:
         starts = [stage["from_steps"] for stage in cfg["curriculum"]]
-        held = sum(1 for start in starts if start <= model.num_timesteps) if exact else 0  # the env's stages
+        held = training.CurriculumStages.reached(starts, model.num_timesteps) if exact else 0  # the env's stages
         callbacks.append(training.CurriculumStages(starts, lambda m, steps: switch_env(m, cfg, steps), held))
     if cfg["checkpoint_every_steps"]:
         callbacks.append(training.RunCheckpoint(cfg["checkpoint_every_steps"], out, clock, history,

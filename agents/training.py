@@ -206,8 +206,13 @@ class CurriculumStages(BaseCallback):
         super().__init__()
         self.starts, self.switch, self.current = [int(s) for s in starts], switch, int(current)
 
+    @staticmethod
+    def reached(starts: list[int], steps: int) -> int:
+        """How many stages begin at or before ``steps``."""
+        return sum(1 for start in starts if start <= steps)
+
     def _apply_due(self) -> None:
-        due = sum(1 for start in self.starts if start <= self.num_timesteps)
+        due = self.reached(self.starts, self.num_timesteps)
         if due != self.current:
             self.switch(self.model, int(self.num_timesteps))
             self.current = due
