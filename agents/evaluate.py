@@ -21,7 +21,8 @@ Command line: ``python -m acres_gym.agents.evaluate --env acres_gym/RangerSpeedT
 the task's classical baselines (``Scoring.baselines``: ``ulc_pure_pursuit`` and ``pedal_pid`` for the path
 tasks, ``straight_line`` and ``terrain_planner`` for navigation) and prints the task's figures, the failure share
 and each failure cause (``--json`` writes every figure per episode); ``--split test`` evaluates the navigation
-task's held-out terrain distribution.
+task's held-out terrain distribution. ``--baselines straight_line`` keeps some of the task's baselines,
+``--baselines none`` evaluates the model alone (a large held-out set without re-running the baselines).
 ``--model runs/x/model.zip`` adds a trained model, ``--model runs/x/checkpoint`` an RLlib checkpoint of
 ``agents.rllib_train`` (the environment and its config then default to the ones it was trained on);
 ``--model pretrained`` the policy shipped for ``--env`` (``acres_gym.agents.pretrained``), run through the
@@ -139,6 +140,23 @@ def baseline_entry(name: str) -> tuple[Callable, str]:
     return (lambda venv: make_baseline(name, venv)), baseline_action_mode(name)
 
 
+def baseline_names(value: str | None, task: type[Task]) -> tuple[str, ...]:
+    """The baselines ``--baselines`` names for ``task``: None = all of the task's (``Scoring.baselines``),
+    ``"none"`` = none, else a comma-separated list of some of them."""
+    allowed = task.scoring.baselines
+    if value is None:
+        return allowed
+    if value.strip() == "none":
+        return ()
+    names = tuple(name.strip() for name in value.split(","))
+    wrong = [name for name in names if name not in allowed]
+    if wrong or len(set(names)) != len(names):
+        problem = f"not a baseline of task {task.name!r}: {', '.join(wrong)}" if wrong else "a name repeated"
+        raise ValueError(f"--baselines {value!r}: {problem}; allowed: a comma-separated list of "
+                         f"{', '.join(allowed)}, or none")
+    return names
+
+
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """``--config`` and ``--set`` options: the task config of the evaluated environment."""
     parser.add_argument("--config", default=None,
@@ -181,6 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", default=None, help="also write the results as JSON")
     parser.add_argument("--split", choices=("train", "test"), default=None,
                         help="the navigation task's terrain distribution (task_options.split): test = held out")
+    parser.add_argument("--baselines", default=None, metavar="NAME,...|none",
+                        help="the task's baselines to compare with, comma-separated (default: all of them); none: "
+                             "the model alone")
     add_config_arguments(parser)
     args = parser.parse_args(argv)
     env_id, config, entries = args.env or "acres_gym/RangerSpeedTracking-v3", {}, {}
@@ -214,7 +235,9 @@ def main(argv: list[str] | None = None) -> None:
         args.overrides.append(f"task_options.split={args.split}")
     try:
         config = config_from_arguments(config, args)
-        names = task_of(env_id, config).scoring.baselines
+        names = baseline_names(args.baselines, task_of(env_id, config))
+        if not names and not entries:
+            raise ValueError("--baselines none without --model: nothing to evaluate")
         entries = {**{name: baseline_entry(name) for name in names}, **entries}
         results = compare(entries, env_id, args.episodes, args.seed, config=config)
     except (ValueError, FileNotFoundError) as exc:

@@ -10,6 +10,8 @@ lags; 0.4 m/s leaves room for numerical changes in the model without letting a b
 
 from __future__ import annotations
 
+import json
+
 import gymnasium
 import numpy as np
 import pytest
@@ -132,6 +134,25 @@ def test_evaluate_command_line_with_config_overrides(capsys):
     with pytest.raises(SystemExit):
         main(["--set", "control_hz"])
     assert "--set 'control_hz': expected key.sub.key=value" in capsys.readouterr().err
+
+
+def test_evaluate_command_line_chooses_baselines(capsys, tmp_path):
+    from acres_gym.agents.evaluate import main
+
+    short = ["--episodes", "1", "--seed", "3", "--set", "max_episode_s=0.5"]
+    main(short + ["--baselines", "pedal_pid", "--json", str(tmp_path / "r.json")])
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert rows == ["pedal_pid"]
+    assert list(json.loads((tmp_path / "r.json").read_text())) == ["pedal_pid"]
+    for value, message in [("straight_line", "not a baseline of task 'speed_tracking': straight_line"),
+                           ("pedal_pid,pedal_pid", "a name repeated"),
+                           ("none", "--baselines none without --model: nothing to evaluate")]:
+        with pytest.raises(SystemExit) as stop:
+            main(short + ["--baselines", value])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert message in err and ("allowed: a comma-separated list of ulc_pure_pursuit, pedal_pid, or none" in err
+                                   or value == "none")
 
 
 @pytest.mark.parametrize("grade_pct, expected", [(20.0, "L"), (5.0, "H")])
