@@ -69,6 +69,8 @@ def evaluate(policy_factory: Callable[[Any], Callable], env_id: str, episodes: i
     """Evaluate a policy over ``episodes`` seeded episodes (see the module docstring)."""
     if episodes < 1:
         raise ValueError(f"episodes = {episodes}: expected at least 1")
+    if seed < 0:
+        raise ValueError(f"seed = {seed}: expected at least 0 (episode k is seeded seed + k)")
     per_episode: list[dict[str, float]] = []
     t0 = time.perf_counter()
     steps = 0
@@ -157,6 +159,18 @@ def baseline_names(value: str | None, task: type[Task]) -> tuple[str, ...]:
     return names
 
 
+def seed_argument(text: str) -> int:
+    """An ``--seed`` value: an integer of at least 0 (episode k is seeded seed + k; Gymnasium refuses
+    negative seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer of at least 0") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: expected an integer of at least 0")
+    return value
+
+
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """``--config`` and ``--set`` options: the task config of the evaluated environment."""
     parser.add_argument("--config", default=None,
@@ -192,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--env", default=None,
                         help="a registered id (default: the model's, else acres_gym/RangerSpeedTracking-v3)")
     parser.add_argument("--episodes", type=int, default=8)
-    parser.add_argument("--seed", type=int, default=100_000)
+    parser.add_argument("--seed", type=seed_argument, default=100_000, help="episode k is seeded seed + k")
     parser.add_argument("--model", default=None, help="a model.zip saved by train.py (its run directory), or an "
                                                       "RLlib checkpoint directory of agents.rllib_train, or "
                                                       "'pretrained': the policy shipped for --env")

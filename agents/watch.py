@@ -31,7 +31,7 @@ import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.agents.baselines import BASELINES, baseline_action_mode, make_baseline
-from acres_gym.agents.evaluate import add_config_arguments, columns, config_from_arguments, info_of
+from acres_gym.agents.evaluate import add_config_arguments, columns, config_from_arguments, info_of, seed_argument
 from acres_gym.agents.pretrained import PRETRAINED
 from acres_gym.envs.config import load_config
 from acres_gym.envs.tasks import Task, task_class
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"{', '.join(BASELINES)}, random, pretrained (the policy shipped for --env) or "
                              "runs/<run>/model.zip")
     parser.add_argument("--episodes", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0, help="episode k is seeded seed + k")
+    parser.add_argument("--seed", type=seed_argument, default=0, help="episode k is seeded seed + k")
     parser.add_argument("--frames", default=None, help="save PNG frames in this directory instead of a window")
     parser.add_argument("--max-steps", dest="max_steps", type=int, default=None, help="cut episodes short")
     parser.add_argument("--split", choices=("train", "test"), default=None,

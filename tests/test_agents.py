@@ -104,7 +104,7 @@ def test_watch_saves_one_frame_per_step_and_reports_the_episode(tmp_path, monkey
     assert evaluated["per_episode"][0]["episode_return"] == pytest.approx(rows[0]["episode_return"], rel=1e-12)
 
 
-def test_watch_random_policy_and_bad_policy_names(tmp_path, monkeypatch):
+def test_watch_random_policy_and_bad_policy_names(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     from acres_gym.agents.watch import resolve_policy, watch
 
@@ -115,6 +115,11 @@ def test_watch_random_policy_and_bad_policy_names(tmp_path, monkeypatch):
         resolve_policy("pid", None)
     with pytest.raises(FileNotFoundError, match="no model at"):
         resolve_policy(str(tmp_path / "missing.zip"), None)
+    from acres_gym.agents.watch import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--seed", "-2", "--frames", str(tmp_path)])
+    assert stop.value.code == 2 and "argument --seed: -2: expected an integer of at least 0" in capsys.readouterr().err
 
 
 def test_evaluate_command_line_with_config_overrides(capsys):
@@ -134,6 +139,11 @@ def test_evaluate_command_line_with_config_overrides(capsys):
     with pytest.raises(SystemExit):
         main(["--set", "control_hz"])
     assert "--set 'control_hz': expected key.sub.key=value" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # Gymnasium refuses negative seeds: one line, not its traceback
+        main(["--seed", "-1"])
+    assert stop.value.code == 2 and "argument --seed: -1: expected an integer of at least 0" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="seed = -4: expected at least 0"):
+        evaluate(lambda venv: None, SPEED, episodes=1, seed=-4)
 
 
 def test_evaluate_command_line_chooses_baselines(capsys, tmp_path):
