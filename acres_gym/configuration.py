@@ -1,10 +1,9 @@
 """Config mappings, for the environments and the training alike: reading a YAML file (``read_yaml``, with
-``3e-4`` a number as in YAML 1.2),
-merging an override into a base (``merge_configs``), ``key.sub=value`` overrides of a command line
-(``dotted_overrides``), checking keys and numbers with errors that name the key, the value and what is allowed
-(``check_keys``, ``number``, ``number_range``), drawing from a checked range (``draw_in_range``), and values
-made ready for a YAML or JSON dump (``to_builtins``). Keys starting with ``_`` are comments
-(``strip_comments``)."""
+``3e-4`` a number as in YAML 1.2), merging an override into a base (``merge_configs``), ``key.sub=value``
+overrides of a command line (``dotted_overrides``) and ``--seed`` values (``seed_argument``), checking keys and
+numbers with errors that name the key, the value and what is allowed (``check_keys``, ``number``,
+``number_range``), drawing from a checked range (``draw_in_range``), and values made ready for a YAML or JSON
+dump (``to_builtins``). Keys starting with ``_`` are comments (``strip_comments``)."""
 
 from __future__ import annotations
 
@@ -124,6 +123,23 @@ def dotted_overrides(assignments: Iterable[str], where: str = "--set") -> dict:
             node = child
         node[parts[-1].strip()] = value
     return out
+
+
+MAX_SEED = 2**32 - 1  # the largest seed every consumer takes (numpy's legacy seeding, which SB3 and Ray use)
+
+
+def seed_argument(text: str) -> int:
+    """An argparse ``type`` for ``--seed``: an integer from 0 to ``MAX_SEED``, else an error naming the range
+    (Gymnasium refuses negative seeds, SB3 and Ray seeds above ``MAX_SEED``, each with a traceback)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value <= MAX_SEED:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer from 0 to {MAX_SEED}")
+    return value
 
 
 def number(where: str, value: Any, lo: float = float("-inf"), hi: float = float("inf"), *,

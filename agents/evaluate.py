@@ -47,7 +47,7 @@ import numpy as np
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.agents.baselines import baseline_action_mode, make_baseline
 from acres_gym.agents.pretrained import PRETRAINED
-from acres_gym.configuration import dotted_overrides, merge_configs
+from acres_gym.configuration import dotted_overrides, merge_configs, seed_argument
 from acres_gym.envs.config import load_config
 from acres_gym.envs.tasks import Task, task_class
 from acres_gym.envs.tasks.base import FUEL_DENSITY_KG_L  # noqa: F401  (named here too)
@@ -157,18 +157,6 @@ def baseline_names(value: str | None, task: type[Task]) -> tuple[str, ...]:
         raise ValueError(f"--baselines {value!r}: {problem}; allowed: a comma-separated list of "
                          f"{', '.join(allowed)}, or none")
     return names
-
-
-def seed_argument(text: str) -> int:
-    """An ``--seed`` value: an integer of at least 0 (episode k is seeded seed + k; Gymnasium refuses
-    negative seeds)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer of at least 0") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value}: expected an integer of at least 0")
-    return value
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:

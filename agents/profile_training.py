@@ -63,6 +63,8 @@ from typing import Any
 
 import numpy as np
 
+from acres_gym.configuration import seed_argument
+
 # keys of the profiler's own, beside the training config's: the first value is what train.py runs
 PROFILER_KEYS = {"normaliser": ("fast", "sb3"), "distribution_checks": ("off", "on"), "actor": ("numpy", "torch"),
                  "update": ("numpy", "torch")}
@@ -383,7 +385,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--config", required=True, help="a training config: a name under configs/train or a path")
     parser.add_argument("--steps", type=int, default=None,
                         help="steps to train (rounded up to whole PPO updates; default four updates, >= 4096)")
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--seed", type=seed_argument, default=None)
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a config value by dotted key, as in train.py (repeatable)")
     parser.add_argument("--variant", action="append", default=[], metavar="KEY=VALUE[,KEY=VALUE]",

@@ -47,7 +47,14 @@ from acres_gym.agents.rllib import (
     start_ray,
     sync_observation_filter,
 )
-from acres_gym.configuration import check_keys, dotted_overrides, merge_configs, strip_comments, to_builtins
+from acres_gym.configuration import (
+    check_keys,
+    dotted_overrides,
+    merge_configs,
+    seed_argument,
+    strip_comments,
+    to_builtins,
+)
 from acres_gym.envs.config import load_config
 
 
@@ -163,7 +170,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--config", required=True,
                         help="a training config, e.g. configs/train/rllib_ppo_path_following.yaml")
     parser.add_argument("--total-steps", dest="total_steps", type=int, default=None)
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--seed", type=seed_argument, default=None)
     parser.add_argument("--out", default=None, help="run directory (default runs/<config>_seed<seed>)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a config value by dotted key, e.g. num_env_runners=2 or algo_kwargs.lr=1e-4")

@@ -79,7 +79,7 @@ from typing import Any
 import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
-from acres_gym.configuration import merge_configs
+from acres_gym.configuration import merge_configs, seed_argument
 from acres_gym.constants import (
     DRIVE_ALL_WHEEL,
     DRIVE_TURF,
@@ -483,7 +483,7 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default=DEFAULT_ENV, help=f"a registered id (default {DEFAULT_ENV})")
-    parser.add_argument("--seed", type=int, default=0, help="reset seed of the episode")
+    parser.add_argument("--seed", type=seed_argument, default=0, help="reset seed of the episode")
     parser.add_argument("--log", default="drive.csv", help="command log to write (acres-replay CSV; default "
                                                             "drive.csv)")
     parser.add_argument("--demo", default=None, help="also save a demonstration dataset (.npz)")

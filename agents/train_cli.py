@@ -72,7 +72,16 @@ from acres_gym.agents import backends, run_files, training
 from acres_gym.agents.algorithms import quiet_logger
 from acres_gym.agents.evaluate import baseline_entry, evaluate, format_table
 from acres_gym.agents.sb3_models import SCHEDULED, ObsNormalizer, build_model, schedule
-from acres_gym.configuration import check_keys, dotted_overrides, merge_configs, read_yaml, strip_comments, to_builtins
+from acres_gym.configuration import (
+    MAX_SEED,
+    check_keys,
+    dotted_overrides,
+    merge_configs,
+    read_yaml,
+    seed_argument,
+    strip_comments,
+    to_builtins,
+)
 from acres_gym.envs.config import load_config
 from acres_gym.envs.sb3 import RangerSB3VecEnv
 from acres_gym.paths import config_path
@@ -137,6 +146,10 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise RunError(f"keep_checkpoints = {keep!r}: expected an integer >= 1 (the newest complete checkpoints "
                        f"kept)")
+    for key in ("seed", "eval_seed"):  # a YAML or --set value (--seed is checked by its argparse type)
+        value = cfg[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+            raise RunError(f"{key} = {value!r}: expected an integer from 0 to {MAX_SEED}")
     if cfg["out"] is None:
         cfg["out"] = str(run_files.runs_dir() / f"{Path(path).stem}_seed{cfg['seed']}")
     return cfg
@@ -278,7 +291,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
                                                         "shipped in the package (smoke, ppo_speed_tracking, ...)")
     parser.add_argument("--total-steps", "--total-timesteps", dest="total_steps", type=int, default=None,
                         help="the run's total environment steps (a resumed run continues up to it)")
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--seed", type=seed_argument, default=None)
     parser.add_argument("--out", default=None, help="run directory (default runs/<config>_seed<seed>, runs being "
                                                      "$ACRES_GYM_RUNS when set)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

@@ -31,8 +31,9 @@ import numpy as np
 
 import acres_gym  # noqa: F401  (registers the ids)
 from acres_gym.agents.baselines import BASELINES, baseline_action_mode, make_baseline
-from acres_gym.agents.evaluate import add_config_arguments, columns, config_from_arguments, info_of, seed_argument
+from acres_gym.agents.evaluate import add_config_arguments, columns, config_from_arguments, info_of
 from acres_gym.agents.pretrained import PRETRAINED
+from acres_gym.configuration import seed_argument
 from acres_gym.envs.config import load_config
 from acres_gym.envs.tasks import Task, task_class
 

@@ -196,13 +196,20 @@ def test_sigint_ends_training_with_the_checkpoint_to_resume_from(tmp_path):
         assert_complete(checkpoint)
 
 
-def test_keep_checkpoints_is_checked():
+def test_keep_checkpoints_and_seeds_are_checked():
     args = argparse.Namespace(total_steps=None, seed=None, out="x", overrides=[])
     assert load_train_config("smoke", args)["keep_checkpoints"] == 3
     for bad in ("0", "-1", "2.5", "true", "three"):
         args.overrides = [f"keep_checkpoints={bad}"]
         with pytest.raises(RunError, match=r"keep_checkpoints = .*expected an integer >= 1"):
             load_train_config("smoke", args)
+    for key in ("seed", "eval_seed"):
+        args.overrides = [f"{key}=4294967295"]
+        assert load_train_config("smoke", args)[key] == 2**32 - 1
+        for bad in ("-1", "4294967296", "1.5", "true", "zero"):
+            args.overrides = [f"{key}={bad}"]
+            with pytest.raises(RunError, match=rf"^{key} = .*: expected an integer from 0 to 4294967295$"):
+                load_train_config("smoke", args)
 
 
 def test_older_checkpoints_go_only_once_a_newer_one_is_complete(tmp_path, monkeypatch):

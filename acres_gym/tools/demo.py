@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from acres_gym.configuration import seed_argument
 from acres_gym.constants import (
     DT_S,
     GEAR_HIGH,
@@ -251,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         "energy ledger."))
     parser.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
                         help=f"simulated seconds (default {DEFAULT_SECONDS:g}); the phases scale with it")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+    parser.add_argument("--seed", type=seed_argument, default=DEFAULT_SEED,
                         help=f"terrain seed (default {DEFAULT_SEED})")
     args = parser.parse_args(argv)
     if not (math.isfinite(args.seconds) and args.seconds > 0.0):
