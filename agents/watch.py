@@ -100,6 +100,8 @@ def watch(env_id: str = DEFAULT_ENV, policy_factory: Callable | None = None, act
 
     if episodes < 1:
         raise ValueError(f"episodes = {episodes}: expected at least 1")
+    if max_steps is not None and max_steps < 1:
+        raise ValueError(f"max_steps = {max_steps}: expected at least 1 (or None: whole episodes)")
     if policy_factory is None:
         policy_factory = lambda venv: make_baseline("ulc_pure_pursuit", venv)  # noqa: E731
         action_mode = action_mode or baseline_action_mode("ulc_pure_pursuit")

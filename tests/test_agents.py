@@ -111,6 +111,8 @@ def test_watch_random_policy_and_bad_policy_names(tmp_path, monkeypatch, capsys)
     env_id, factory, mode, _ = resolve_policy("random", SPEED, seed=1)
     rows = watch(env_id, factory, mode, FLAT, frames_dir=tmp_path, max_steps=3, printer=None)
     assert rows[0]["steps"] == 3 and rows[0]["end"] == "stopped"
+    with pytest.raises(ValueError, match=r"max_steps = 0: expected at least 1 \(or None: whole episodes\)"):
+        watch(env_id, factory, mode, FLAT, frames_dir=tmp_path, max_steps=0, printer=None)
     with pytest.raises(ValueError, match="--policy 'pid'.*ulc_pure_pursuit, pedal_pid"):
         resolve_policy("pid", None)
     with pytest.raises(FileNotFoundError, match="no model at"):
