@@ -1,9 +1,9 @@
 """Config mappings, for the environments and the training alike: reading a YAML file (``read_yaml``, with
 ``3e-4`` a number as in YAML 1.2), merging an override into a base (``merge_configs``), ``key.sub=value``
 overrides of a command line (``dotted_overrides``) and ``--seed`` values (``seed_argument``), checking keys and
-numbers with errors that name the key, the value and what is allowed (``check_keys``, ``number``,
-``number_range``), drawing from a checked range (``draw_in_range``), and values made ready for a YAML or JSON
-dump (``to_builtins``). Keys starting with ``_`` are comments (``strip_comments``)."""
+numbers with errors that name the key, the value and what is allowed (``check_keys``, ``check_counts``,
+``number``, ``number_range``), drawing from a checked range (``draw_in_range``), and values made ready for a
+YAML or JSON dump (``to_builtins``). Keys starting with ``_`` are comments (``strip_comments``)."""
 
 from __future__ import annotations
 
@@ -140,6 +140,23 @@ def seed_argument(text: str) -> int:
 
         raise argparse.ArgumentTypeError(f"{text!r}: expected an integer from 0 to {MAX_SEED}")
     return value
+
+
+def check_counts(cfg: Mapping, counts: Mapping[str, tuple[int, int | None, str]]) -> dict[str, int]:
+    """Integer keys of a config within their range, ``{key: (least, most or None, what the key counts)}``, as
+    ints (a whole float such as YAML's ``2e5`` too); else a ``ValueError`` naming the key, its value, the range
+    and the meaning."""
+    checked = {}
+    for key, (least, most, meaning) in counts.items():
+        value = cfg[key]
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if (isinstance(value, bool) or not isinstance(value, int) or value < least
+                or (most is not None and value > most)):
+            allowed = f">= {least}" if most is None else f"from {least} to {most}"
+            raise ValueError(f"{key} = {cfg[key]!r}: expected an integer {allowed} ({meaning})")
+        checked[key] = value
+    return checked
 
 
 def number(where: str, value: Any, lo: float = float("-inf"), hi: float = float("inf"), *,

@@ -33,7 +33,7 @@ import numpy as np
 import yaml
 
 import acres_gym  # noqa: F401  (registers the gymnasium ids)
-from acres_gym.configuration import check_keys
+from acres_gym.configuration import MAX_SEED, check_counts, check_keys
 from acres_gym.envs.config import load_config
 from acres_gym.registration import ENVIRONMENTS
 
@@ -192,6 +192,20 @@ class _SyncObservationFilter:
         sync_observation_filter(algorithm)
 
 
+# the integer keys: (least, most or None, what they count), checked before Ray starts
+COUNTS = {
+    "num_env_runners": (0, None, "0: sample in the driver process"),
+    "vehicles_per_runner": (1, None, "vehicles of each runner's vector env"),
+    "num_learners": (0, None, "0: one learner in the driver process"),
+    "total_steps": (1, None, "steps to train"),
+    "seed": (0, MAX_SEED, "the run's seed"),
+    "torch_threads": (1, None, "torch threads of the driver"),
+    "checkpoint_every_iterations": (0, None, "0: only the final checkpoint"),
+    "eval_episodes": (1, None, "episodes of the final evaluation"),
+    "eval_seed": (0, MAX_SEED, "evaluation episode k is seeded eval_seed + k"),
+}
+
+
 def ppo_config(cfg: Mapping) -> Any:
     """A ``PPOConfig`` from a training config (see ``DEFAULTS`` and the module docstring)."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -201,11 +215,7 @@ def ppo_config(cfg: Mapping) -> Any:
         raise ValueError(f"algo = {cfg['algo']!r}; allowed: ppo")
     if cfg["env_id"] not in ENVIRONMENTS:
         raise ValueError(f"env_id = {cfg['env_id']!r}; allowed: {', '.join(ENVIRONMENTS)}")
-    for key in ("num_env_runners", "num_learners"):
-        if not isinstance(cfg[key], int) or isinstance(cfg[key], bool) or cfg[key] < 0:
-            raise ValueError(f"{key} = {cfg[key]!r}: expected an integer >= 0")
-    if not isinstance(cfg["vehicles_per_runner"], int) or cfg["vehicles_per_runner"] < 1:
-        raise ValueError(f"vehicles_per_runner = {cfg['vehicles_per_runner']!r}: expected an integer >= 1")
+    cfg = {**cfg, **check_counts(cfg, COUNTS)}
     model_fields = set(DefaultModelConfig.__dataclass_fields__)
     check_keys("model", cfg["model"], sorted(model_fields | set(MODULE_EXTRAS)))
     model = dict(cfg["model"])

@@ -74,6 +74,7 @@ from acres_gym.agents.evaluate import baseline_entry, evaluate, format_table
 from acres_gym.agents.sb3_models import SCHEDULED, ObsNormalizer, build_model, schedule
 from acres_gym.configuration import (
     MAX_SEED,
+    check_counts,
     check_keys,
     dotted_overrides,
     merge_configs,
@@ -112,6 +113,16 @@ DEFAULTS = {
     "baseline": "ulc_pure_pursuit",
 }
 RunError = training.RunError
+# the integer keys: (least, most or None, what they count), checked before anything runs
+COUNTS = {
+    "total_steps": (1, None, "steps to train"),
+    "seed": (0, MAX_SEED, "the run's seed"),
+    "eval_seed": (0, MAX_SEED, "evaluation episode k is seeded eval_seed + k"),
+    "eval_episodes": (1, None, "episodes per evaluation"),
+    "eval_every_steps": (0, None, "0: evaluate only at the end"),
+    "checkpoint_every_steps": (0, None, "0: only the final checkpoint"),
+    "keep_checkpoints": (1, None, "the newest complete checkpoints kept"),
+}
 
 
 def load_train_config(path: str, args: argparse.Namespace) -> dict:
@@ -142,14 +153,10 @@ def load_train_config(path: str, args: argparse.Namespace) -> dict:
             raise RunError(f"{key} = {names!r}: expected a list of distinct observation entry names (e.g. "
                            f"[local_map]), or []")
     check_curriculum(cfg)
-    keep = cfg["keep_checkpoints"]
-    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
-        raise RunError(f"keep_checkpoints = {keep!r}: expected an integer >= 1 (the newest complete checkpoints "
-                       f"kept)")
-    for key in ("seed", "eval_seed"):  # a YAML or --set value (--seed is checked by its argparse type)
-        value = cfg[key]
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
-            raise RunError(f"{key} = {value!r}: expected an integer from 0 to {MAX_SEED}")
+    try:
+        cfg.update(check_counts(cfg, COUNTS))
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     if cfg["out"] is None:
         cfg["out"] = str(run_files.runs_dir() / f"{Path(path).stem}_seed{cfg['seed']}")
     return cfg

@@ -196,19 +196,28 @@ def test_sigint_ends_training_with_the_checkpoint_to_resume_from(tmp_path):
         assert_complete(checkpoint)
 
 
-def test_keep_checkpoints_and_seeds_are_checked():
+def test_counts_and_seeds_are_checked():
+    """Every integer key of a training config is checked before a run starts (eval_episodes = 0 used to fail
+    at the first evaluation, a negative total_steps trained one rollout)."""
     args = argparse.Namespace(total_steps=None, seed=None, out="x", overrides=[])
     assert load_train_config("smoke", args)["keep_checkpoints"] == 3
-    for bad in ("0", "-1", "2.5", "true", "three"):
-        args.overrides = [f"keep_checkpoints={bad}"]
-        with pytest.raises(RunError, match=r"keep_checkpoints = .*expected an integer >= 1"):
-            load_train_config("smoke", args)
+    least = {"total_steps": 1, "eval_episodes": 1, "keep_checkpoints": 1, "eval_every_steps": 0,
+             "checkpoint_every_steps": 0}
+    for key, lo in least.items():
+        args.overrides = [f"{key}={lo}"]
+        assert load_train_config("smoke", args)[key] == lo
+        for bad in (str(lo - 1), "2.5", "true", "three"):
+            args.overrides = [f"{key}={bad}"]
+            with pytest.raises(RunError, match=rf"^{key} = .*: expected an integer >= {lo} \(.+\)$"):
+                load_train_config("smoke", args)
+    args.overrides = ["total_steps=2e5"]  # YAML 1.2 reads 2e5 as a float: a whole one is a count
+    assert load_train_config("smoke", args)["total_steps"] == 200_000
     for key in ("seed", "eval_seed"):
         args.overrides = [f"{key}=4294967295"]
         assert load_train_config("smoke", args)[key] == 2**32 - 1
         for bad in ("-1", "4294967296", "1.5", "true", "zero"):
             args.overrides = [f"{key}={bad}"]
-            with pytest.raises(RunError, match=rf"^{key} = .*: expected an integer from 0 to 4294967295$"):
+            with pytest.raises(RunError, match=rf"^{key} = .*: expected an integer from 0 to 4294967295 \(.+\)$"):
                 load_train_config("smoke", args)
 
 

@@ -56,8 +56,12 @@ def test_rllib_env_is_the_native_vector_env():
 
 
 def test_bad_training_config_names_the_key():
-    with pytest.raises(ValueError, match="vehicles_per_runner"):
+    with pytest.raises(ValueError, match=r"vehicles_per_runner = 0: expected an integer >= 1 \(vehicles"):
         ppo_config(tiny_config("acres_gym/RangerPathFollowing-v3", vehicles_per_runner=0))
+    for key, bad, allowed in [("total_steps", 0, ">= 1"), ("eval_episodes", -1, ">= 1"),
+                              ("num_env_runners", 1.5, ">= 0"), ("seed", -1, "from 0 to 4294967295")]:
+        with pytest.raises(ValueError, match=rf"^{key} = {bad}: expected an integer {allowed} \("):
+            ppo_config(tiny_config("acres_gym/RangerPathFollowing-v3", **{key: bad}))
     with pytest.raises(ValueError, match="env_id"):
         ppo_config(tiny_config("acres_gym/NoSuchTask-v1"))
 
