@@ -274,9 +274,9 @@ def action_manifest(batch, rng: np.random.Generator) -> dict:
         "options": dict(mode.options),
         "commands": cmap["fields"], "constants": consts, "messages": sent, "gear_axis": gear,
         "drive_axis": drive,
-        "first_step_gear": GEAR_HIGH,
-        "first_step_gear_rule": "on the first step of a drive a GearCmd for H (DRIVE) is sent unless the gear axis "
-                                "sends one",
+        "first_step_gear": mode.start_gear,
+        "first_step_gear_rule": "on the first step of a drive a GearCmd for first_step_gear (the action mode's "
+                                "start_range) is sent unless the gear axis sends one",
         "mode_names": {field: COMMAND_MODES[field][value] for field, value in consts.items() if field in COMMAND_MODES},
     }
 

@@ -6,7 +6,8 @@ which sets their ``*_fresh`` flag, with ``system_enable`` and the subsystem's ``
 stack does: the DBW layer drops a subsystem whose last message is older than 0.1 s. Subsystems a mode does not
 use get no messages (``clear_sent``) and stay with the driver (pedals released). The gear is not part of the
 Box modes: on the first control step of every episode the environment sends one ``GearCmd`` for H (high
-range), so the vehicle drives in H whatever its default gear (unless the mode has the gear axis, below).
+range; ``start_range: L`` for low), so the vehicle drives in that range whatever its default gear (unless the
+mode has the gear axis, below).
 
 Box modes take a ``Box(-1, 1, (k,), float32)``; values outside [-1, 1] are clipped, NaN or inf raise a
 ``ValueError`` naming the component:
@@ -30,12 +31,14 @@ Box modes take a ``Box(-1, 1, (k,), float32)``; values outside [-1, 1] are clipp
                          a1 x ``accel_max_mps2`` for a1 >= 0, a1 x ``decel_max_mps2`` below (m/s^2).
 ======================== =======================================================================================
 
-The gear is chosen by the environment (H at the start of every episode) unless a Box mode gets
-``action_options: {gear_axis: true}``: the action then has one more component, ``range``, that asks for H
-at or above 1/3 and for L at or below -1/3 (in between: no request). A ``GearCmd`` goes out when the request
-differs from the gear engaged or being shifted to; the DBW layer refuses a shift while the vehicle moves
-faster than ``dbw.gear.shift_max_speed_mps`` (GearReport.reject VEHICLE_SPEED, repeated while the request
-stands) and otherwise shifts through N in ``dbw.gear.shift_s``.
+The gear is chosen by the environment unless a Box mode gets ``action_options: {gear_axis: true}``: on the
+first control step of every episode it sends one ``GearCmd`` for ``action_options.start_range`` (``H``, the
+default, or ``L``: low range throughout, for crawling and climbing; every Box mode takes it). With the gear
+axis the action has one more component, ``range``, that asks for H at or above 1/3 and for L at or below
+-1/3 (in between: no request; on the first step of an episode the start range then goes out). A ``GearCmd``
+goes out when the request differs from the gear engaged or being shifted to; the DBW layer refuses a shift
+while the vehicle moves faster than ``dbw.gear.shift_max_speed_mps`` (GearReport.reject VEHICLE_SPEED,
+repeated while the request stands) and otherwise shifts through N in ``dbw.gear.shift_s``.
 
 ``action_options: {drive_axis: true}`` adds the AWD switch as one more component, ``drive_mode`` (after
 ``range`` when both are on): AWD at or above 1/3, Turf at or below -1/3, 2WD between, sent with every
@@ -219,6 +222,7 @@ class ActionMode:
     name: ClassVar[str] = ""
     components: ClassVar[tuple[str, ...]] = ()
     option_defaults: ClassVar[dict[str, Any]] = {}
+    start_gear: int = GEAR_HIGH  # the GearCmd of an episode's first step when the action sends none
 
     def __init__(self, params: np.record, options: Mapping | None = None) -> None:
         options = strip_comments(options or {})
@@ -233,6 +237,12 @@ class ActionMode:
         if not isinstance(drive_axis, bool):
             raise ValueError(f"action_options.drive_axis = {drive_axis!r} (mode {self.name!r}): expected true/false")
         self.drive_axis = drive_axis
+        if "start_range" in self.options:
+            start = self.options["start_range"]
+            if start not in START_RANGES:
+                raise ValueError(f"action_options.start_range = {start!r} (mode {self.name!r}); allowed: "
+                                 f"{', '.join(START_RANGES)}")
+            self.start_gear = START_RANGES[start]
         self.components = type(self).components + (("range",) if gear_axis else ()) \
             + (("drive_mode",) if drive_axis else ())
         self._rates: np.ndarray | None = None  # the rate and limit options as _write_messages takes them
@@ -494,7 +504,9 @@ def _rate(where: str, value: Any) -> float:
 
 
 _STEER_OPTIONS = {"steer_rate_deg_s": 0.0, "steer_accel_deg_s2": 0.0}
-_GEAR_OPTIONS = {"gear_axis": False, "drive_axis": False}  # every Box mode may add the range and AWD-switch components
+# every Box mode may add the range and AWD-switch components, and choose the range the episode starts in
+_GEAR_OPTIONS = {"gear_axis": False, "drive_axis": False, "start_range": "H"}
+START_RANGES = {"H": GEAR_HIGH, "L": GEAR_LOW}
 _PEDAL_OPTIONS = {"throttle_rate_inc_pct_s": 0.0, "throttle_rate_dec_pct_s": 0.0,
                   "brake_rate_inc_pct_s": 0.0, "brake_rate_dec_pct_s": 0.0}
 _ULC_OPTIONS = {"ulc_limit_accel_mps2": 0.0, "ulc_limit_decel_mps2": 0.0, "ulc_limit_jerk_throttle_mps3": 0.0,

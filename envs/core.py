@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from acres_gym.constants import GEAR_HIGH, GEAR_NONE, PHYSICS_HZ
+from acres_gym.constants import GEAR_NONE, PHYSICS_HZ
 from acres_gym.dbw.command import clear_sent, send
 from acres_gym.envs.actions import make_action_mode
 from acres_gym.envs.config import resolve_top_level
@@ -369,8 +369,8 @@ class RangerBatch:
         state = self.sim.state_plain
         mode.write(cmd, batch, rows, state)
         gear_pending = self._gear_pending_any
-        if gear_pending:  # the first step of an episode engages high range unless the action chose a gear
-            send(cmd, "GearCmd", rows & self.gear_pending & (cmd["gear_cmd"] == GEAR_NONE), cmd=GEAR_HIGH)
+        if gear_pending:  # the first step of an episode engages the start range unless the action chose a gear
+            send(cmd, "GearCmd", rows & self.gear_pending & (cmd["gear_cmd"] == GEAR_NONE), cmd=mode.start_gear)
         fuel_before = state["fuel_used_kg"].copy()
         kin_before = self.frame.kinematics  # a new frame replaces this array
 

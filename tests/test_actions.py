@@ -126,6 +126,26 @@ def test_the_gear_axis_adds_a_range_component(name, params):
         make_action_mode(name, params, {"gear_axis": "yes"})
 
 
+def test_the_start_range_is_the_gear_of_every_episode_without_the_gear_axis():
+    """start_range L: the first step of every episode sends low range (the default H), with or without the
+    gear axis (whose dead band then sends nothing)."""
+    for options, expected in [({}, GEAR_HIGH), ({"start_range": "L"}, GEAR_LOW),
+                              ({"start_range": "L", "gear_axis": True}, GEAR_LOW)]:
+        env = RangerPathFollowing(config={**FLAT, "action_options": options})
+        mode = env.action_mode
+        action = mode.encode(curvature_per_m=0.0, ulc_speed_mps=3.0).astype(np.float32)
+        for seed in (0, 1):  # a second episode starts in the same range
+            env.reset(seed=seed)
+            for _ in range(150):
+                obs, *_ = env.step(action)
+            assert env.sim.state.gear[0] == expected, options
+            assert obs["vehicle_velocity"][0] > 2.5
+        env.close()
+    with pytest.raises(ValueError, match=r"action_options.start_range = 'low' \(mode 'curvature\+ulc_velocity'\); "
+                                         r"allowed: H, L"):
+        RangerPathFollowing(config={**FLAT, "action_options": {"start_range": "low"}})
+
+
 def test_a_gear_message_goes_out_only_when_the_range_changes(params):
     from acres_gym.dbw.command import make_commands
     from acres_gym.state import STATE_DTYPE

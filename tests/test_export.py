@@ -28,7 +28,7 @@ from acres_gym.agents.export import main as export_main
 from acres_gym.agents.pretrained import host_inputs, vehicle_reports
 from acres_gym.agents.sb3_models import SB3Policy, build_model, load_run_normalizer
 from acres_gym.configuration import to_builtins
-from acres_gym.constants import GEAR_NONE
+from acres_gym.constants import GEAR_LOW, GEAR_NONE
 from acres_gym.dbw.reports import dbw_reports
 from acres_gym.envs.actions import ACTION_MODES
 from acres_gym.envs.sb3 import RangerSB3VecEnv
@@ -46,12 +46,14 @@ FLAT = {"max_episode_s": 10.0,
 SPEED = ("acres_gym/RangerSpeedTracking-v3", {**FLAT, "task_options": {"spawn_xy_m": [-80.0, 0.0]}})
 PATH = ("acres_gym/RangerPathFollowing-v3", FLAT)
 GEAR = (SPEED[0], {**SPEED[1], "action_options": {"gear_axis": True}})
+LOW = (PATH[0], {**FLAT, "action_options": {"start_range": "L"}})  # low range throughout
 # the navigation task as shipped (curvature and ULC speed, range and AWD-switch axes), shorter episodes
 NAV = ("acres_gym/RangerOffroadNavigation-v2", {"max_episode_s": 30.0})
 # run name -> (algorithm, (env id, env config), command messages its episodes send)
 RUNS = {"ppo": ("ppo", SPEED, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
         "sac": ("sac", PATH, ("steering/cmd", "ulc/cmd", "gear/cmd")),
         "ppo_gear": ("ppo", GEAR, ("steering/cmd", "throttle/cmd", "brake/cmd", "gear/cmd")),
+        "sac_low": ("sac", LOW, ("steering/cmd", "ulc/cmd", "gear/cmd")),
         "ppo_nav": ("ppo", NAV, ("steering/cmd", "ulc/cmd", "gear/cmd"))}
 # make_run's action_bias per run: the untrained navigation policy otherwise asks for speed 0 and stands still
 BIAS = {"ppo_nav": {1: 6.0}}
@@ -173,7 +175,7 @@ def network_in_float64(model, normalizer, batch):
     return policy
 
 
-@pytest.mark.parametrize("which", ["ppo", "sac", "ppo_gear", "ppo_nav"])
+@pytest.mark.parametrize("which", ["ppo", "sac", "ppo_gear", "sac_low", "ppo_nav"])
 def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(exported, which):
     """Reports in, commands out: the runtime drives the environment for a whole episode; every message it
     returns is what the environment sends the DBW layer for that action (and the AWD switch it asks for is
@@ -241,6 +243,9 @@ def test_an_episode_through_the_runtime_returns_what_the_sb3_model_returns(expor
         done = term or trunc
         steps += 1
     assert gears[0] != GEAR_NONE  # the first step shifts into a range
+    if which == "sac_low":  # the start range L: the manifest's first gear, sent once, engaged throughout
+        assert json.loads((out / "manifest.json").read_text())["action"]["first_step_gear"] == GEAR_LOW
+        assert gears[0] == GEAR_LOW and set(gears[1:]) == {GEAR_NONE} and batch.sim.state.gear[0] == GEAR_LOW
     assert topics >= set(RUNS[which][2])
     assert steps == sb3_steps
     assert abs(runtime_return - sb3_return) <= 1e-6 * abs(sb3_return)
