@@ -38,7 +38,6 @@ import yaml
 
 from acres_gym.agents.evaluate import baseline_entry, compare, format_table
 from acres_gym.agents.rllib import (
-    COUNTS,
     DEFAULTS,
     is_rllib_checkpoint,
     ppo_config,
@@ -49,7 +48,6 @@ from acres_gym.agents.rllib import (
     sync_observation_filter,
 )
 from acres_gym.configuration import (
-    check_counts,
     check_keys,
     dotted_overrides,
     merge_configs,
@@ -73,7 +71,6 @@ def load_train_config(path: str, overrides: list[str], total_steps: int | None =
     for key, value in (("total_steps", total_steps), ("seed", seed), ("out", out)):
         if value is not None:
             cfg[key] = value
-    cfg.update(check_counts(cfg, COUNTS))
     if cfg["out"] is None:
         cfg["out"] = str(Path("runs") / f"{Path(path).stem}_seed{cfg['seed']}")
     return cfg

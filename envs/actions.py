@@ -31,14 +31,14 @@ Box modes take a ``Box(-1, 1, (k,), float32)``; values outside [-1, 1] are clipp
                          a1 x ``accel_max_mps2`` for a1 >= 0, a1 x ``decel_max_mps2`` below (m/s^2).
 ======================== =======================================================================================
 
-The gear is chosen by the environment unless a Box mode gets ``action_options: {gear_axis: true}``: on the
-first control step of every episode it sends one ``GearCmd`` for ``action_options.start_range`` (``H``, the
-default, or ``L``: low range throughout, for crawling and climbing; every Box mode takes it). With the gear
-axis the action has one more component, ``range``, that asks for H at or above 1/3 and for L at or below
--1/3 (in between: no request; on the first step of an episode the start range then goes out). A ``GearCmd``
-goes out when the request differs from the gear engaged or being shifted to; the DBW layer refuses a shift
-while the vehicle moves faster than ``dbw.gear.shift_max_speed_mps`` (GearReport.reject VEHICLE_SPEED,
-repeated while the request stands) and otherwise shifts through N in ``dbw.gear.shift_s``.
+On the first control step of every episode the environment sends one ``GearCmd`` for
+``action_options.start_range`` (``H``, the default, or ``L``: low range throughout, for crawling and climbing;
+every Box mode takes it). With ``action_options: {gear_axis: true}`` the agent chooses the range: the action
+has one more component, ``range``, that asks for H at or above 1/3 and for L at or below -1/3 (in between: no
+request, and on an episode's first step the start range goes out). A ``GearCmd`` goes out when the request
+differs from the gear engaged or being shifted to; the DBW layer refuses a shift while the vehicle moves
+faster than ``dbw.gear.shift_max_speed_mps`` (GearReport.reject VEHICLE_SPEED, repeated while the request
+stands) and otherwise shifts through N in ``dbw.gear.shift_s``.
 
 ``action_options: {drive_axis: true}`` adds the AWD switch as one more component, ``drive_mode`` (after
 ``range`` when both are on): AWD at or above 1/3, Turf at or below -1/3, 2WD between, sent with every
