@@ -1,6 +1,7 @@
 # make run   : create .venv if needed, install the project, run the scripted DBW drive and the
 #              baseline controllers in both environments
 # make test  : create .venv if needed, install the project with its test and documentation tools, run the test suite
+#              on every core
 # make bench : create .venv if needed, install the project, print the simulator and environment tables
 # make watch : the ULC with pure-pursuit steering driving a path-following episode in a pygame window
 # make docs  : build the documentation site into site/ (mkdocs build --strict)
@@ -31,8 +32,10 @@ run: $(STAMP)
 	$(PY) -m acres_gym.agents.evaluate --episodes 3 --env acres_gym/RangerSpeedTracking-v3
 	$(PY) -m acres_gym.agents.evaluate --episodes 3 --env acres_gym/RangerPathFollowing-v3
 
+# the suite on every core (pytest-xdist), each test module on one worker: a module's fixtures (a trained run, an
+# installed wheel) are built once, and no two workers share a module's files
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 bench: $(STAMP)
 	$(PY) -m acres_gym.tools.bench
