@@ -211,6 +211,7 @@ class RangerBatch:
         self.task.check_grid(self.randomizer.grid_points, self.config, self.dt_s)
         self.action_mode = make_action_mode(c["action_mode"], self.sim.params[0], c["action_options"])
         self.rewards = RewardSet(c["rewards"])
+        self.rewards.check_task(self.task.name, self.task.value_names)
         self.task.bind(self.randomizer, self.sim)
         layout = Layout(action_dim=self.action_mode.flat_dim, speed_points=self.task.speed_points,
                         path_points=self.task.path_points, steer_lock_deg=float(self.sim.params.steer_lock_deg[0]),
@@ -405,7 +406,8 @@ class RangerBatch:
                 self._flags, measures, ends)
         off_course, terminated, truncated = ends
         target = t.target_speed[:, 0]
-        total, parts = self._rewards(measures, target, flat, previous, state, off_course, terminated, task_flags)
+        total, parts = self._rewards(measures, target, flat, previous, state, off_course, terminated, task_flags,
+                                     t.values or {})
         reward = np.empty(n)
         _accumulate(rows, total, measures, target, t.s_m, reward, self.s_prev, self._stats, self.last_reward)
         for key, value in task_flags.items():
@@ -415,7 +417,7 @@ class RangerBatch:
         self.task.after_step(self, rows, frame, state, measures[0], terminated | truncated, task_flags)
         return reward, terminated, truncated
 
-    def _rewards(self, measures, target, flat, previous, state, off_course, terminated, task_flags):
+    def _rewards(self, measures, target, flat, previous, state, off_course, terminated, task_flags, task_values):
         """(total, weighted terms) of the step: the built-in terms' rows (``RewardSet.compute_rows``, in the
         order of ``_terms``) when the set has only those, else ``{name: weighted term}`` from the terms'
         ``StepContext``."""
@@ -431,7 +433,7 @@ class RangerBatch:
             dt_s=self.dt_s, speed_mps=speed, target_speed_mps=target, lateral_error_m=lateral,
             heading_error_rad=heading, progress_m=progress, distance_m=distance, fuel_step_kg=fuel_step,
             action=flat, previous_action=previous, rolled_over=rolled, diverged=diverged,
-            off_course=off_course, terminated=terminated, flags=task_flags, measures=measures,
+            off_course=off_course, terminated=terminated, flags=task_flags, values=task_values, measures=measures,
         )
         return rewards.compute(ctx)
 

@@ -34,6 +34,9 @@ Built-in terms (``REWARD_TERMS``):
 ``goal``          +1 on the step the vehicle reaches the goal (navigation task, ``goal_reached``)
 ``no_go``         -1 on the step the vehicle enters a no-go area (navigation task)
 ``stuck``         -1 on the step the vehicle is declared stuck (navigation task)
+``clearance``     -dt x max(0, 1 - d / ``distance_m``) per step (default 5 m), d the navigation task's
+                  ``hazard_distance_m``: the distance from the nearer axle midpoint to the nearest no-go
+                  area or impassable ground, m (capped at 20 m); 0 beyond ``distance_m``
 ================= ==================================================================================
 
 Other packages add terms through the entry-point group ``acres_gym.rewards`` (name = the term name,
@@ -78,6 +81,7 @@ class StepContext:
     off_course: np.ndarray
     terminated: np.ndarray
     flags: dict[str, np.ndarray] = field(default_factory=dict)  # the task's own end flags (goal_reached, ...)
+    values: dict[str, np.ndarray] = field(default_factory=dict)  # the task's own measures (hazard_distance_m, ...)
     # the same speed, lateral, heading, progress, distance and fuel arrays as rows of one (6, N) array, when the
     # caller has them so (the environment's step does; ``measures_of`` builds it otherwise)
     measures: np.ndarray | None = None
@@ -94,12 +98,23 @@ class StepContext:
         value = self.flags.get(name)
         return np.zeros(self.speed_mps.shape[0], dtype=bool) if value is None else value
 
+    def value(self, name: str, term: str) -> np.ndarray:
+        """The task measure ``name`` that the reward term ``term`` reads; a task without it is an error naming
+        both (a term that needs a measure means nothing on a task that has none)."""
+        value = self.values.get(name)
+        if value is None:
+            given = ", ".join(sorted(self.values)) or "none"
+            raise ValueError(f"reward term {term!r} reads the task measure {name!r}, which the step's task does not "
+                             f"give (its measures: {given})")
+        return value
+
 
 class RewardTerm:
     """Base class of a reward term. Subclasses set ``name`` (by the decorator), take their parameters as
     keyword arguments of ``__init__`` (with defaults) and implement ``__call__(ctx) -> (N,) values``."""
 
     name: ClassVar[str] = ""
+    reads: ClassVar[tuple[str, ...]] = ()  # the task measures (StepContext.values) the term needs
 
     def __init__(self) -> None:
         pass
@@ -252,6 +267,22 @@ class OffCourse(RewardTerm):
 class Time(RewardTerm):
     def __call__(self, ctx):
         return np.full(ctx.speed_mps.shape[0], -ctx.dt_s)
+
+
+@register_reward("clearance")
+class Clearance(RewardTerm):
+    """-dt x max(0, 1 - d / ``distance_m``) per step, d the task's ``hazard_distance_m`` (the navigation task:
+    from the nearer axle midpoint to the nearest no-go area or impassable ground): seconds spent within
+    ``distance_m`` of a hazard, weighted from 0 at that distance to 1 on it."""
+
+    reads: ClassVar[tuple[str, ...]] = ("hazard_distance_m",)
+
+    def __init__(self, distance_m: float = 5.0) -> None:
+        self.distance_m = number("rewards.clearance.distance_m", distance_m, 0.0, 100.0, lo_open=True)
+
+    def __call__(self, ctx):
+        d = ctx.value("hazard_distance_m", self.name)
+        return -ctx.dt_s * np.maximum(0.0, 1.0 - d / self.distance_m)
 
 
 @register_reward("goal")
@@ -452,6 +483,16 @@ class RewardSet:
     @property
     def names(self) -> list[str]:
         return [name for name, _, _ in self.terms]
+
+    def check_task(self, task_name: str, value_names: tuple[str, ...]) -> None:
+        """Raise ``ValueError`` naming the term when a term reads a measure the task ``task_name`` does not give
+        (its ``value_names``), when the environment is made rather than at its first step."""
+        for name, _, term in self.terms:
+            missing = [v for v in term.reads if v not in value_names]
+            if missing:
+                given = ", ".join(value_names) or "none"
+                raise ValueError(f"rewards.{name} reads the task measure {missing[0]!r}, which task {task_name!r} "
+                                 f"does not give (its measures: {given})")
 
     def reset(self, rows: np.ndarray) -> None:
         for _, _, term in self.terms:

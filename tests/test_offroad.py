@@ -667,3 +667,53 @@ def test_planner_solves_and_straight_line_fails_for_ground_reasons():
         if not row["success"]:
             assert row["no_go"] or row["ground_cause"] in (1, 2, 4), {k: row[k] for k in (
                 "seed", "stuck", "off_terrain", "rolled_over", "ground_cause", "goal_distance_m", "episode_steps")}
+
+
+def test_hazard_distance_is_the_chamfer_distance_to_no_go_and_impassable_ground():
+    from acres_gym.envs.tasks.navigation import _hazard_distance
+    rng = np.random.default_rng(4)
+    hazard = rng.random((30, 40)) < 0.01
+    hazard[3, 5] = True
+    out = np.empty(hazard.shape)
+    _hazard_distance(hazard, 2.0, 20.0, out)
+    j, i = np.indices(hazard.shape)
+    hj, hi = np.nonzero(hazard)
+    true = 2.0 * np.sqrt((j[..., None] - hj) ** 2 + (i[..., None] - hi) ** 2).min(axis=-1)
+    assert np.all(out[hazard] == 0.0) and np.all(out[~hazard] > 0.0)
+    # the 8-neighbour chamfer distance: never below the straight-line one, at most 8.24 % above it, capped
+    assert np.all(out >= np.minimum(true, 20.0) - 1e-12)
+    assert np.all(out <= np.minimum(true * (1.0 + 0.0824), 20.0) + 1e-12)
+    assert out.max() == 20.0 and np.any(true > 20.0)
+    lone = np.zeros((5, 5), dtype=bool)
+    lone[2, 2] = True
+    _hazard_distance(lone, 2.0, 20.0, out[:5, :5])
+    assert out[2, 4] == 4.0 and out[0, 0] == pytest.approx(4.0 * math.sqrt(2.0))
+
+
+def test_hazard_field_is_zero_on_no_go_and_impassable_ground_of_the_drawn_episode():
+    env = make(config={**SMALL, "task_options": {**SMALL["task_options"], "split": "test"}})
+    env.reset(seed=7)
+    t = env.task
+    st = env._batch.sim.terrain
+    lim = t.grade_limits[st.surface_id[0], wetness_bin(st.wetness[0]), 1, 2]
+    hazard = (t.no_go[0] != 0) | (t.terrain_config_resolved["grade_margin"] * lim < MIN_DRIVABLE_GRADE)
+    assert hazard.any() and (~hazard).any()
+    assert np.array_equal(t.hazard_distance[0] == 0.0, hazard)
+
+
+def test_clearance_term_charges_the_time_within_its_distance_of_a_hazard():
+    env = make(config={**SMALL, "rewards": {"progress": 0.1, "clearance": {"weight": 2.0, "distance_m": 5.0}}})
+    env.reset(seed=1)
+    hold = np.array([0.0, -1.0, 1.0, 1.0], np.float32)  # ULC speed 0: the vehicle stands
+    terms = []
+    for field_m in (20.0, 5.0, 2.5, 0.0):  # a uniform field: the measure reads it wherever the vehicle is
+        env.task.hazard_distance[0][:] = field_m
+        _, _, _, _, info = env.step(hold)
+        terms.append(info["reward_terms"]["clearance"])
+    dt = env._batch.dt_s
+    assert terms == pytest.approx([0.0, 0.0, -2.0 * dt * 0.5, -2.0 * dt])
+    with pytest.raises(ValueError, match=r"rewards.clearance reads the task measure 'hazard_distance_m', which task "
+                                         r"'speed_tracking' does not give"):
+        gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={"rewards": {"clearance": 1.0}})
+    with pytest.raises(ValueError, match=r"rewards.clearance.distance_m"):
+        make(config={"rewards": {"clearance": {"weight": 1.0, "distance_m": 0.0}}})

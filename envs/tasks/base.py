@@ -27,7 +27,9 @@ the ``info`` of an episode's last step into those figures; the trainer, ``evalua
 and name no task.
 
 ``TaskFrame``: what a task measures after a step, one row per vehicle; the built-in reward terms and the
-observation items read it.
+observation items read it. A task's own measures go in ``TaskFrame.values``, named by its ``value_names``
+(the navigation task's ``hazard_distance_m``); a reward term that declares it ``reads`` one is refused, when
+the environment is made, on a task that does not name it.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class TaskFrame:
     off_course: np.ndarray
     path_complete: np.ndarray
     flags: dict[str, np.ndarray] | None = None  # task-specific end flags (each terminates; in info)
+    values: dict[str, np.ndarray] | None = None  # task-specific measures reward terms read (StepContext.values)
     goal: np.ndarray | None = None  # (N, 2) goal distance m and bearing rad (navigation tasks)
     local_map: np.ndarray | None = None  # (N, C, H, W) egocentric map (navigation tasks)
 
@@ -136,6 +139,7 @@ class Task(ABC):
     name: ClassVar[str] = ""
     option_defaults: ClassVar[dict[str, Any]] = {}
     flag_names: ClassVar[tuple[str, ...]] = ()  # the task's own end flags (each terminates; in info)
+    value_names: ClassVar[tuple[str, ...]] = ()  # the task's own measures in TaskFrame.values (reward terms read them)
     scoring: ClassVar[Scoring]
     speed_points: int = 1  # the observation sizes: target speeds (now and previews), path points, local map
     path_points: int = 0

@@ -10,6 +10,11 @@ the vehicle's simulator slot. After each control step the task measures, for eve
 - the flags ``goal_reached`` (within ``goal_radius_m``), ``no_go`` (the rear- or front-axle midpoint in a
   no-go cell) and ``stuck`` (less than ``stuck_distance_m`` of movement in ``stuck_window_s``); each ends
   the episode (terminated);
+- ``hazard_distance_m`` (``TaskFrame.values``, which reward terms read: ``clearance``): from the nearer of
+  the rear- and front-axle midpoints to the nearest no-go cell or impassable ground (a cell whose L / AWD
+  grade limit the generator's ``grade_margin`` leaves not ``trafficability.drivable``: what the route search and
+  the terrain planner keep clear of), bilinear in a chamfer distance field drawn with each episode
+  (``_hazard_distance``), capped at ``HAZARD_DISTANCE_CAP_M``;
 - ``local_map``: an egocentric grid (``local_map`` options), heading-up, built by one jitted kernel
   (``_fill_local_map``) over all vehicles:
 
@@ -124,6 +129,9 @@ CRAWL_MPS = 0.5
 HIGH_CENTRED_CAUSE = 4  # ground_cause of an episode that ended with the underbody on the ground
 CRAWL_AFTER_S = 5.0
 L_INDEX, AWD_INDEX = 1, 2  # axes of grade_limit_table
+# hazard_distance_m reads at most this far (m): beyond the local map's reach to the side (16 m), so a clearance
+# reward term of up to this distance sees its whole ramp
+HAZARD_DISTANCE_CAP_M = 20.0
 
 
 @njit(inline="always")
@@ -194,6 +202,52 @@ def _fill_local_map(height, origin, cell, traction, no_go, inside, route_time, r
 
 
 @njit(cache=True)
+def _hazard_distance(hazard, cell_m, cap_m, out):
+    """``out`` (ny, nx): the distance from each terrain point to the nearest point of ``hazard`` (ny, nx), m,
+    capped at ``cap_m``: the two-pass chamfer distance over the 8 neighbours (steps of one cell and of sqrt(2)
+    cells; Borgefors 1986), at most 8 % above the straight-line distance."""
+    ny, nx = hazard.shape
+    diagonal = math.sqrt(2.0) * cell_m
+    for j in range(ny):
+        for i in range(nx):
+            out[j, i] = 0.0 if hazard[j, i] else cap_m
+    for j in range(ny):  # forward: the neighbours above and to the left
+        for i in range(nx):
+            d = out[j, i]
+            if i > 0:
+                d = min(d, out[j, i - 1] + cell_m)
+            if j > 0:
+                d = min(d, out[j - 1, i] + cell_m)
+                if i > 0:
+                    d = min(d, out[j - 1, i - 1] + diagonal)
+                if i < nx - 1:
+                    d = min(d, out[j - 1, i + 1] + diagonal)
+            out[j, i] = d
+    for j in range(ny - 1, -1, -1):  # backward: below and to the right
+        for i in range(nx - 1, -1, -1):
+            d = out[j, i]
+            if i < nx - 1:
+                d = min(d, out[j, i + 1] + cell_m)
+            if j < ny - 1:
+                d = min(d, out[j + 1, i] + cell_m)
+                if i < nx - 1:
+                    d = min(d, out[j + 1, i + 1] + diagonal)
+                if i > 0:
+                    d = min(d, out[j + 1, i - 1] + diagonal)
+            out[j, i] = d
+
+
+@njit(cache=True)
+def _nearer_hazard(distance, origin, cell, x, y, fx, fy, out):
+    """``out[v]``: the smaller of ``distance[v]`` (``_hazard_distance``'s field, bilinear) at the rear-axle
+    midpoint (x, y) and at the front-axle midpoint (fx, fy) of vehicle v, m."""
+    for v in range(x.shape[0]):
+        rear = sample_height(distance[v], origin[v, 0], origin[v, 1], cell[v], x[v], y[v])[0]
+        front = sample_height(distance[v], origin[v, 0], origin[v, 1], cell[v], fx[v], fy[v])[0]
+        out[v] = min(rear, front)
+
+
+@njit(cache=True)
 def _cells(no_go, origin, cell, x, y, out):
     """``out[v]`` = the no-go mask at the nearest cell of (x[v], y[v]) (0 outside the grid)."""
     ny, nx = no_go.shape[1], no_go.shape[2]
@@ -225,6 +279,7 @@ class OffroadNavigationTask(Task):
         "local_map": dict(MAP_DEFAULTS),
     }
     flag_names: ClassVar[tuple[str, ...]] = ("goal_reached", "no_go", "stuck")
+    value_names: ClassVar[tuple[str, ...]] = ("hazard_distance_m",)
     path_points = 1  # the goal as the one point of ``TaskFrame.path_points``
 
     def __init__(self, n: int, dt_s: float, max_steps: int, options: Mapping | None = None,
@@ -325,6 +380,7 @@ class OffroadNavigationTask(Task):
         shape = sim.terrain.shape
         self.traction = np.zeros((self.n, *shape), dtype=np.float64)
         self.no_go = np.zeros((self.n, *shape), dtype=np.uint8)
+        self.hazard_distance = np.full((self.n, *shape), HAZARD_DISTANCE_CAP_M)  # m, _hazard_distance's field
         # each vehicle's time to its goal on its route grid (the route_time channel; (N, 1, 1) of inf without it,
         # sized by the first episode drawn with it: the grid's shape follows the split's route_cell_m)
         self.route_time = np.full((self.n, 1, 1), np.inf)
@@ -370,6 +426,8 @@ class OffroadNavigationTask(Task):
         lim = self.grade_limits[ep.terrain.surface_id, wetness_bin(ep.terrain.wetness), L_INDEX, AWD_INDEX]
         stall = self.options["local_map"]["stall_traction"]
         self.traction[i] = lim if stall is None else np.where(lim < 0.0, stall, lim)
+        hazard = (ep.no_go != 0) | ~drivable(lim, self.terrain_config_resolved["grade_margin"])
+        _hazard_distance(hazard, float(ep.terrain.cell_m), HAZARD_DISTANCE_CAP_M, self.hazard_distance[i])
         if "route_time" in self.options["local_map"]["channels"]:  # prepared by prepare, or here from the episode
             times, origin, cell = ep.route_time if ep.route_time is not None else self.route_times(ep)
             if self.route_time.shape[1:] != times.shape:
@@ -434,6 +492,9 @@ class OffroadNavigationTask(Task):
         _cells(self.no_go, terrain.origin_xy_m, terrain.cell_m, x + self.wheelbase_m * cy, y + self.wheelbase_m * sy,
                hit_front)
         no_go = hit_rear | hit_front
+        hazard_m = np.empty(n)
+        _nearer_hazard(self.hazard_distance, terrain.origin_xy_m, terrain.cell_m, x, y, x + self.wheelbase_m * cy,
+                       y + self.wheelbase_m * sy, hazard_m)
         reached = dist <= self.options["goal_radius_m"]
         m = self.options["local_map"]
         local = np.empty((n, *self.map_shape))
@@ -447,6 +508,7 @@ class OffroadNavigationTask(Task):
             lateral_error_m=zeros, heading_error_rad=bearing, s_m=-dist, target_speed=np.zeros((n, 1)),
             path_points=np.stack([bx, by], axis=1)[:, None, :], off_course=no_go, path_complete=reached,
             flags={"goal_reached": reached, "no_go": no_go, "stuck": self.stuck.copy()},
+            values={"hazard_distance_m": hazard_m},
             goal=np.stack([dist, bearing], axis=1), local_map=local,
         )
 
