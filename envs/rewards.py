@@ -98,16 +98,6 @@ class StepContext:
         value = self.flags.get(name)
         return np.zeros(self.speed_mps.shape[0], dtype=bool) if value is None else value
 
-    def value(self, name: str, term: str) -> np.ndarray:
-        """The task measure ``name`` that the reward term ``term`` reads; a task without it is an error naming
-        both (a term that needs a measure means nothing on a task that has none)."""
-        value = self.values.get(name)
-        if value is None:
-            given = ", ".join(sorted(self.values)) or "none"
-            raise ValueError(f"reward term {term!r} reads the task measure {name!r}, which the step's task does not "
-                             f"give (its measures: {given})")
-        return value
-
 
 class RewardTerm:
     """Base class of a reward term. Subclasses set ``name`` (by the decorator), take their parameters as
@@ -281,7 +271,7 @@ class Clearance(RewardTerm):
         self.distance_m = number("rewards.clearance.distance_m", distance_m, 0.0, 100.0, lo_open=True)
 
     def __call__(self, ctx):
-        d = ctx.value("hazard_distance_m", self.name)
+        d = ctx.values["hazard_distance_m"]  # the task gives it: RewardSet.check_task when the env was made
         return -ctx.dt_s * np.maximum(0.0, 1.0 - d / self.distance_m)
 
 
