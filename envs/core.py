@@ -212,6 +212,7 @@ class RangerBatch:
         self.action_mode = make_action_mode(c["action_mode"], self.sim.params[0], c["action_options"])
         self.rewards = RewardSet(c["rewards"])
         self.rewards.check_task(self.task.name, self.task.value_names)
+        self.task.read_values(self.rewards.reads)
         self.task.bind(self.randomizer, self.sim)
         layout = Layout(action_dim=self.action_mode.flat_dim, speed_points=self.task.speed_points,
                         path_points=self.task.path_points, steer_lock_deg=float(self.sim.params.steer_lock_deg[0]),

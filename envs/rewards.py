@@ -15,29 +15,32 @@ parameters (``ValueError``), never a silent 0.
 
 Built-in terms (``REWARD_TERMS``):
 
-================= ==================================================================================
-``speed_error``   tracking of the target speed (the true forward speed of the body); ``shape``:
-                  ``gaussian`` exp(-(e/scale)^2) in [0, 1] (default), ``exponential`` exp(-|e|/scale) in
-                  [0, 1] (a slope far from the target too), ``squared`` -(e/scale)^2 or ``abs``
-                  -|e|/scale; ``scale`` in m/s (default 1.0)
-``lateral_error`` distance of the rear-axle midpoint from the reference path, same shapes, ``scale`` m
-                  (default 0.5)
-``heading_error`` heading relative to the path tangent, same shapes, ``scale`` rad (default 0.2)
+================== ==================================================================================
+``speed_error``    tracking of the target speed (the true forward speed of the body); ``shape``:
+                   ``gaussian`` exp(-(e/scale)^2) in [0, 1] (default), ``exponential`` exp(-|e|/scale) in
+                   [0, 1] (a slope far from the target too), ``squared`` -(e/scale)^2 or ``abs``
+                   -|e|/scale; ``scale`` in m/s (default 1.0)
+``lateral_error``  distance of the rear-axle midpoint from the reference path, same shapes, ``scale`` m
+                   (default 0.5)
+``heading_error``  heading relative to the path tangent, same shapes, ``scale`` rad (default 0.2)
 ``control_effort`` -mean(a^2) over the action components
-``action_rate``   smoothness: -mean((a_t - a_{t-1})^2) (``previous_action`` is zero after a reset)
-``energy``        -fuel burnt in the step, g (``per_km: true``: g per km driven in the step, limited)
-``progress``      metres advanced along the reference path in the step
-``alive``         ``value`` (default 1) per step while the episode goes on
-``rollover``      -1 on the step the vehicle rolls over or the simulation diverges
-``off_course``    -1 on the step the vehicle leaves the path corridor or the terrain
-``time``          -dt (s) per step: a cost of the time taken
-``goal``          +1 on the step the vehicle reaches the goal (navigation task, ``goal_reached``)
-``no_go``         -1 on the step the vehicle enters a no-go area (navigation task)
-``stuck``         -1 on the step the vehicle is declared stuck (navigation task)
-``clearance``     -dt x max(0, 1 - d / ``distance_m``) per step (default 5 m), d the navigation task's
-                  ``hazard_distance_m``: the distance from the nearer axle midpoint to the nearest no-go
-                  area or impassable ground, m (capped at 20 m); 0 beyond ``distance_m``
-================= ==================================================================================
+``action_rate``    smoothness: -mean((a_t - a_{t-1})^2) (``previous_action`` is zero after a reset)
+``energy``         -fuel burnt in the step, g (``per_km: true``: g per km driven in the step, limited)
+``progress``       metres advanced along the reference path in the step
+``alive``          ``value`` (default 1) per step while the episode goes on
+``rollover``       -1 on the step the vehicle rolls over or the simulation diverges
+``off_course``     -1 on the step the vehicle leaves the path corridor or the terrain
+``time``           -dt (s) per step: a cost of the time taken
+``goal``           +1 on the step the vehicle reaches the goal (navigation task, ``goal_reached``)
+``no_go``          -1 on the step the vehicle enters a no-go area (navigation task)
+``stuck``          -1 on the step the vehicle is declared stuck (navigation task)
+``clearance``      -dt x max(0, 1 - d / ``distance_m``) per step (default 5 m), d the navigation task's
+                   ``hazard_distance_m``: the distance from the nearer axle midpoint to the nearest no-go
+                   area or impassable ground, m (capped at 20 m); 0 beyond ``distance_m``
+``route_progress`` seconds of route time gained in the step: the navigation task's ``route_time_s`` (the
+                   quickest route's time to the goal, round no-go areas and impassable ground) before the
+                   step less after it, 0 on an episode's first step (a difference of potentials)
+================== ==================================================================================
 
 Other packages add terms through the entry-point group ``acres_gym.rewards`` (name = the term name,
 object = a ``RewardTerm`` subclass); in-process code uses the ``@register_reward("name")`` decorator.
@@ -275,6 +278,33 @@ class Clearance(RewardTerm):
         return -ctx.dt_s * np.maximum(0.0, 1.0 - d / self.distance_m)
 
 
+@register_reward("route_progress")
+class RouteProgress(RewardTerm):
+    """The seconds of route time gained in the step: the task's ``route_time_s`` (the navigation task: the
+    quickest route's time to the goal from the rear-axle midpoint, over the whole terrain and round its no-go
+    areas and impassable ground) before the step less after it; 0 on an episode's first step. A difference
+    of potentials (Ng, Harada and Russell 1999): over an episode it sums to the route time from the first
+    step's end to the last's, so it rewards the way round a hazard where ``progress`` (the straight-line
+    distance gained) charges it."""
+
+    reads: ClassVar[tuple[str, ...]] = ("route_time_s",)
+
+    def __init__(self) -> None:
+        self.previous_s: np.ndarray | None = None  # per vehicle, NaN until an episode's first step
+
+    def reset(self, rows: np.ndarray) -> None:
+        if self.previous_s is not None:
+            self.previous_s[np.asarray(rows, dtype=bool)] = np.nan
+
+    def __call__(self, ctx):
+        now = ctx.values["route_time_s"]  # the task gives it: RewardSet.check_task when the env was made
+        if self.previous_s is None or self.previous_s.shape != now.shape:
+            self.previous_s = np.full(now.shape, np.nan)
+        gained = np.where(np.isnan(self.previous_s), 0.0, self.previous_s - now)
+        self.previous_s[:] = now
+        return gained
+
+
 @register_reward("goal")
 class Goal(RewardTerm):
     def __call__(self, ctx):
@@ -473,6 +503,11 @@ class RewardSet:
     @property
     def names(self) -> list[str]:
         return [name for name, _, _ in self.terms]
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The task measures (``StepContext.values``) the terms read."""
+        return frozenset(v for _, _, term in self.terms for v in term.reads)
 
     def check_task(self, task_name: str, value_names: tuple[str, ...]) -> None:
         """Raise ``ValueError`` naming the term when a term reads a measure the task ``task_name`` does not give

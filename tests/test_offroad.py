@@ -717,3 +717,69 @@ def test_clearance_term_charges_the_time_within_its_distance_of_a_hazard():
         gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={"rewards": {"clearance": 1.0}})
     with pytest.raises(ValueError, match=r"rewards.clearance.distance_m"):
         make(config={"rewards": {"clearance": {"weight": 1.0, "distance_m": 0.0}}})
+
+
+def test_route_potential_fills_cells_off_the_routes_with_the_way_to_the_nearest_route():
+    from acres_gym.envs.tasks.navigation import _route_potential, _sample_route_time
+    rng = np.random.default_rng(5)
+    j, i = np.indices((30, 40))
+    times = 2.0 * np.hypot(j - 12, i - 31) / 6.0  # a goal at (31, 12), routes at 6 m/s on 2 m cells
+    times[rng.random(times.shape) < 0.3] = np.inf  # blocked or cut off
+    times[5:15, 2:20] = np.inf  # a wide blocked patch
+    out = np.empty(times.shape)
+    _route_potential(times, 2.0, 3.0, out)
+    finite = np.isfinite(times)
+    assert np.array_equal(out[finite], times[finite]) and np.isfinite(out).all()
+    # off the routes: the nearest route cell's time plus the straight way to it at 3 m/s (chamfer: at most
+    # 8.24 % longer)
+    fj, fi = np.nonzero(finite)
+    dist_m = 2.0 * np.sqrt((j[..., None] - fj) ** 2 + (i[..., None] - fi) ** 2)
+    lower = (times[finite] + dist_m / 3.0).min(axis=-1)
+    upper = (times[finite] + dist_m * (1.0 + 0.0824) / 3.0).min(axis=-1)
+    assert np.all(out[~finite] >= lower[~finite] - 1e-12) and np.all(out[~finite] <= upper[~finite] + 1e-12)
+    assert out[10, 10] > times[finite].max() - 5.0  # deep in the patch: its way out is long
+    none = np.full((4, 4), np.inf)
+    _route_potential(none, 2.0, 3.0, out[:4, :4])
+    assert np.isinf(out[:4, :4]).all()
+    # bilinear between the grid points, the grid point's value on it
+    sampled = np.empty(2)
+    _sample_route_time(out[None].repeat(2, 0), np.array([[10.0, -4.0], [10.0, -4.0]]), np.array([2.0, 2.0]),
+                       np.array([10.0 + 2.0 * 7, 10.0 + 2.0 * 7.5]), np.array([-4.0 + 2.0 * 3, -4.0 + 2.0 * 3]),
+                       sampled)
+    assert sampled == pytest.approx([out[3, 7], 0.5 * (out[3, 7] + out[3, 8])])
+
+
+def test_route_time_is_measured_only_when_a_term_reads_it_and_holds_the_route_search():
+    plain = make(config=SMALL)
+    plain.reset(seed=2)
+    assert plain.task.route_potential.shape[1:] == (1, 1)  # no route search without a reader
+    env = make(config={**SMALL, "rewards": {"progress": None, "route_progress": 1.0}})
+    env.reset(seed=2)
+    t = env.task
+    times = t.route_time[0]
+    finite = np.isfinite(times)
+    assert finite.any() and (~finite).any()
+    assert np.array_equal(t.route_potential[0][finite], times[finite]) and np.isfinite(t.route_potential[0]).all()
+    # the same episode, its goal on the field's zero (the route search starts there)
+    assert np.array_equal(plain.task.goal, t.goal)
+    gj, gi = (int(round((t.goal[0, k] - t.route_origin[0, k]) / t.route_cell[0])) for k in (1, 0))
+    assert t.route_potential[0][gj, gi] == 0.0
+
+
+def test_route_progress_term_is_the_route_time_gained_and_sums_over_an_episode():
+    env = make(config={**SMALL, "rewards": {"progress": None, "route_progress": {"weight": 2.0}}})
+    env.reset(seed=1)
+    hold = np.array([0.0, -1.0, 1.0, 1.0], np.float32)  # ULC speed 0: the vehicle stands
+    terms = []
+    for field_s in (40.0, 40.0, 37.5, 30.0, 31.0):  # a uniform field: the measure reads it wherever the vehicle is
+        env.task.route_potential[0][:] = field_s
+        _, _, _, _, info = env.step(hold)
+        terms.append(info["reward_terms"]["route_progress"])
+    assert terms == pytest.approx([0.0, 0.0, 2.0 * 2.5, 2.0 * 7.5, -2.0 * 1.0])  # 0 on the first step
+    assert sum(terms) == pytest.approx(2.0 * (40.0 - 31.0))  # the potentials' difference
+    env.reset(seed=1)
+    env.task.route_potential[0][:] = 10.0
+    assert env.step(hold)[4]["reward_terms"]["route_progress"] == 0.0  # a new episode starts from its own
+    with pytest.raises(ValueError, match=r"rewards.route_progress reads the task measure 'route_time_s', which task "
+                                         r"'speed_tracking' does not give"):
+        gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={"rewards": {"route_progress": 1.0}})

@@ -29,7 +29,8 @@ and name no task.
 ``TaskFrame``: what a task measures after a step, one row per vehicle; the built-in reward terms and the
 observation items read it. A task's own measures go in ``TaskFrame.values``, named by its ``value_names``
 (the navigation task's ``hazard_distance_m``); a reward term that declares it ``reads`` one is refused, when
-the environment is made, on a task that does not name it.
+the environment is made, on a task that does not name it, and the task is told (``read_values``) which of
+them are read, so that a measure with a cost of its own is made only when a term reads it.
 """
 
 from __future__ import annotations
@@ -182,6 +183,10 @@ class Task(ABC):
     # --- optional hooks ------------------------------------------------------------------------------------
     def bind(self, randomizer, sim) -> None:  # noqa: B027  (a hook: most tasks need nothing of the batch)
         """Take what the task needs of the batch's randomiser and simulator (called once)."""
+
+    def read_values(self, names: frozenset[str]) -> None:  # noqa: B027  (a hook: most measures cost nothing)
+        """The names of ``value_names`` the reward terms read (called once, before any episode is drawn): a
+        measure none of them reads may be left out of ``TaskFrame.values``."""
 
     def check_grid(self, grid_points: int, config: Mapping[str, Any], dt_s: float) -> None:  # noqa: B027
         """Raise ``ValueError`` naming the config key when an episode of this config cannot fit a terrain

@@ -15,6 +15,11 @@ the vehicle's simulator slot. After each control step the task measures, for eve
   grade limit the generator's ``grade_margin`` leaves not ``trafficability.drivable``: what the route search and
   the terrain planner keep clear of), bilinear in a chamfer distance field drawn with each episode
   (``_hazard_distance``), capped at ``HAZARD_DISTANCE_CAP_M``;
+- ``route_time_s`` (``TaskFrame.values``, only when a reward term reads it: ``route_progress``): the time to the
+  goal along the quickest route from the rear-axle midpoint, bilinear in the ``route_time`` channel's route
+  times (the route search over the whole terrain, hazards kept ``route_clearance_m`` away), where cells off the
+  routes (blocked or cut off) hold the nearest route cell's time plus the straight way to it at
+  ``ROUTE_FILL_SPEED_MPS`` (``_route_potential``), so that it is finite everywhere;
 - ``local_map``: an egocentric grid (``local_map`` options), heading-up, built by one jitted kernel
   (``_fill_local_map``) over all vehicles:
 
@@ -132,6 +137,10 @@ L_INDEX, AWD_INDEX = 1, 2  # axes of grade_limit_table
 # hazard_distance_m reads at most this far (m): beyond the local map's reach to the side (16 m), so a clearance
 # reward term of up to this distance sees its whole ramp
 HAZARD_DISTANCE_CAP_M = 20.0
+# route_time_s off the routes (within route_clearance_m of a hazard, or cut off from the goal): the route time of
+# the nearest route cell plus the straight-line way to it at this speed (estimate: the route search's own L
+# speed, the slowest it plans with), so the field is finite everywhere and grows away from the routes
+ROUTE_FILL_SPEED_MPS = 3.0
 
 
 @njit(inline="always")
@@ -202,22 +211,22 @@ def _fill_local_map(height, origin, cell, traction, no_go, inside, route_time, r
 
 
 @njit(cache=True)
-def _hazard_distance(hazard, cell_m, cap_m, out):
-    """``out`` (ny, nx): the distance from each terrain point to the nearest point of ``hazard`` (ny, nx), m,
-    capped at ``cap_m``: the two-pass chamfer distance over the 8 neighbours (steps of one cell and of sqrt(2)
-    cells; Borgefors 1986), at most 8 % above the straight-line distance."""
-    ny, nx = hazard.shape
-    diagonal = math.sqrt(2.0) * cell_m
-    for j in range(ny):
-        for i in range(nx):
-            out[j, i] = 0.0 if hazard[j, i] else cap_m
+def _chamfer(out, free, step):
+    """In place: each cell of ``out`` (ny, nx) where ``free`` becomes the least, over the cells, of their value
+    plus the chamfer distance to them, in units of ``step`` per cell (sqrt(2) x ``step`` diagonally); the other
+    cells keep theirs. Two passes over the 8 neighbours (Borgefors 1986): at most 8 % above the straight-line
+    distance."""
+    ny, nx = out.shape
+    diagonal = math.sqrt(2.0) * step
     for j in range(ny):  # forward: the neighbours above and to the left
         for i in range(nx):
+            if not free[j, i]:
+                continue
             d = out[j, i]
             if i > 0:
-                d = min(d, out[j, i - 1] + cell_m)
+                d = min(d, out[j, i - 1] + step)
             if j > 0:
-                d = min(d, out[j - 1, i] + cell_m)
+                d = min(d, out[j - 1, i] + step)
                 if i > 0:
                     d = min(d, out[j - 1, i - 1] + diagonal)
                 if i < nx - 1:
@@ -225,16 +234,45 @@ def _hazard_distance(hazard, cell_m, cap_m, out):
             out[j, i] = d
     for j in range(ny - 1, -1, -1):  # backward: below and to the right
         for i in range(nx - 1, -1, -1):
+            if not free[j, i]:
+                continue
             d = out[j, i]
             if i < nx - 1:
-                d = min(d, out[j, i + 1] + cell_m)
+                d = min(d, out[j, i + 1] + step)
             if j < ny - 1:
-                d = min(d, out[j + 1, i] + cell_m)
+                d = min(d, out[j + 1, i] + step)
                 if i < nx - 1:
                     d = min(d, out[j + 1, i + 1] + diagonal)
                 if i > 0:
                     d = min(d, out[j + 1, i - 1] + diagonal)
             out[j, i] = d
+
+
+@njit(cache=True)
+def _hazard_distance(hazard, cell_m, cap_m, out):
+    """``out`` (ny, nx): the distance from each terrain point to the nearest point of ``hazard`` (ny, nx), m,
+    capped at ``cap_m`` (``_chamfer`` from 0 on the hazard)."""
+    ny, nx = hazard.shape
+    for j in range(ny):
+        for i in range(nx):
+            out[j, i] = 0.0 if hazard[j, i] else cap_m
+    _chamfer(out, ~hazard, cell_m)
+
+
+@njit(cache=True)
+def _route_potential(times, cell_m, fill_speed_mps, out):
+    """``out`` (gy, gx): the route times ``times`` (s; inf on blocked and cut-off cells) with every infinite
+    cell given the least, over the finite cells, of their time plus the straight-line (chamfer) way to them at
+    ``fill_speed_mps``; all inf when no cell is finite (no route at all)."""
+    out[:] = times
+    _chamfer(out, ~np.isfinite(times), cell_m / fill_speed_mps)
+
+
+@njit(cache=True)
+def _sample_route_time(potential, origin, cell, x, y, out):
+    """``out[v]``: ``_route_potential``'s field of vehicle v, bilinear, at (x[v], y[v]), s."""
+    for v in range(x.shape[0]):
+        out[v] = sample_height(potential[v], origin[v, 0], origin[v, 1], cell[v], x[v], y[v])[0]
 
 
 @njit(cache=True)
@@ -279,7 +317,7 @@ class OffroadNavigationTask(Task):
         "local_map": dict(MAP_DEFAULTS),
     }
     flag_names: ClassVar[tuple[str, ...]] = ("goal_reached", "no_go", "stuck")
-    value_names: ClassVar[tuple[str, ...]] = ("hazard_distance_m",)
+    value_names: ClassVar[tuple[str, ...]] = ("hazard_distance_m", "route_time_s")
     path_points = 1  # the goal as the one point of ``TaskFrame.path_points``
 
     def __init__(self, n: int, dt_s: float, max_steps: int, options: Mapping | None = None,
@@ -304,6 +342,7 @@ class OffroadNavigationTask(Task):
         self._terrains: dict[int, Any] = {}
         self.table = None
         self.grade_limits = None
+        self._reads_route_time = False  # read_values: a reward term reads route_time_s
 
     # --- options -------------------------------------------------------------------------------------
     def _resolve(self, o: dict) -> dict:
@@ -386,6 +425,7 @@ class OffroadNavigationTask(Task):
         self.route_time = np.full((self.n, 1, 1), np.inf)
         self.route_origin = np.zeros((self.n, 2))
         self.route_cell = np.ones(self.n)
+        self.route_potential = np.full((self.n, 1, 1), np.inf)  # s, _route_potential's field (route_time_s)
         self._inside = on_terrain_bounds(randomizer.extent)  # local_map marks the cells beyond it no-go
         for split in self.options["splits"]:  # both splits against the grid and the surface table
             resolved = resolve_config(self.terrain_config(split), self.table, name=self._terrain_key_name(split))
@@ -393,12 +433,22 @@ class OffroadNavigationTask(Task):
                 self.terrain_config_resolved = resolved
         self.sim = sim
 
+    def read_values(self, names: frozenset[str]) -> None:
+        """``route_time_s`` is measured only when a reward term reads it (each episode's ``prepare`` then runs
+        the route search of the ``route_time`` channel)."""
+        self._reads_route_time = "route_time_s" in names
+
+    @property
+    def _wants_routes(self) -> bool:
+        """Whether episodes carry their route times (the ``route_time`` channel or ``route_time_s``)."""
+        return "route_time" in self.options["local_map"]["channels"] or self._reads_route_time
+
     # --- episode draw --------------------------------------------------------------------------------
     def prepare(self, rng: np.random.Generator):
         """The episode's terrain, start and goal (``offroad_episode``: terrain, solvability and route search)
-        and, with the ``route_time`` channel, its time-to-goal field (``route_times``), from the task stream
-        ``rng``: a pure function of it, which ``draw`` writes into the task (the pre-generation thread runs it
-        ahead). The episode's route grid is dropped once read (prepared episodes keep only what ``draw``
+        and, with the ``route_time`` channel or a reader of ``route_time_s``, its time-to-goal field
+        (``route_times``), from the task stream ``rng``: a pure function of it, which ``draw`` writes into the
+        task (the pre-generation thread runs it ahead). The episode's route grid is dropped once read (prepared episodes keep only what ``draw``
         writes)."""
         seed = int(rng.integers(0, 2**63 - 1))
         split = self.options["split"]
@@ -408,7 +458,7 @@ class OffroadNavigationTask(Task):
             ep = offroad_episode(seed, self.terrain_config_resolved, self.table, self.grade_limits)
         except UnsolvableConfigError as exc:  # the keys named are those of task_options.terrain / splits.<split>
             raise UnsolvableConfigError(f"task_options (task {self.name!r}), split {split!r}: {exc}") from None
-        if "route_time" in self.options["local_map"]["channels"]:
+        if self._wants_routes:
             ep.route_time = self.route_times(ep)
         ep.route_grid = None
         return ep
@@ -428,11 +478,13 @@ class OffroadNavigationTask(Task):
         self.traction[i] = lim if stall is None else np.where(lim < 0.0, stall, lim)
         hazard = (ep.no_go != 0) | ~drivable(lim, self.terrain_config_resolved["grade_margin"])
         _hazard_distance(hazard, float(ep.terrain.cell_m), HAZARD_DISTANCE_CAP_M, self.hazard_distance[i])
-        if "route_time" in self.options["local_map"]["channels"]:  # prepared by prepare, or here from the episode
+        if self._wants_routes:  # prepared by prepare, or here from the episode
             times, origin, cell = ep.route_time if ep.route_time is not None else self.route_times(ep)
             if self.route_time.shape[1:] != times.shape:
                 self.route_time = np.full((self.n, *times.shape), np.inf)
+                self.route_potential = np.full((self.n, *times.shape), np.inf)
             self.route_time[i], self.route_origin[i], self.route_cell[i] = times, origin, cell
+            _route_potential(times, float(cell), ROUTE_FILL_SPEED_MPS, self.route_potential[i])
         self.no_go[i] = ep.no_go
         self.goal[i] = ep.goal_xy
         self.start[i] = ep.start_xy
@@ -495,6 +547,11 @@ class OffroadNavigationTask(Task):
         hazard_m = np.empty(n)
         _nearer_hazard(self.hazard_distance, terrain.origin_xy_m, terrain.cell_m, x, y, x + self.wheelbase_m * cy,
                        y + self.wheelbase_m * sy, hazard_m)
+        values = {"hazard_distance_m": hazard_m}
+        if self._wants_routes:
+            values["route_time_s"] = np.empty(n)
+            _sample_route_time(self.route_potential, self.route_origin, self.route_cell, np.asarray(x, np.float64),
+                               np.asarray(y, np.float64), values["route_time_s"])
         reached = dist <= self.options["goal_radius_m"]
         m = self.options["local_map"]
         local = np.empty((n, *self.map_shape))
@@ -508,7 +565,7 @@ class OffroadNavigationTask(Task):
             lateral_error_m=zeros, heading_error_rad=bearing, s_m=-dist, target_speed=np.zeros((n, 1)),
             path_points=np.stack([bx, by], axis=1)[:, None, :], off_course=no_go, path_complete=reached,
             flags={"goal_reached": reached, "no_go": no_go, "stuck": self.stuck.copy()},
-            values={"hazard_distance_m": hazard_m},
+            values=values,
             goal=np.stack([dist, bearing], axis=1), local_map=local,
         )
 
