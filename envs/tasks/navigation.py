@@ -448,8 +448,8 @@ class OffroadNavigationTask(Task):
         """The episode's terrain, start and goal (``offroad_episode``: terrain, solvability and route search)
         and, with the ``route_time`` channel or a reader of ``route_time_s``, its time-to-goal field
         (``route_times``), from the task stream ``rng``: a pure function of it, which ``draw`` writes into the
-        task (the pre-generation thread runs it ahead). The episode's route grid is dropped once read (prepared episodes keep only what ``draw``
-        writes)."""
+        task (the pre-generation thread runs it ahead). The episode's route grid is dropped once read (prepared
+        episodes keep only what ``draw`` writes)."""
         seed = int(rng.integers(0, 2**63 - 1))
         split = self.options["split"]
         if split == "test":
