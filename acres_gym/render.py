@@ -113,8 +113,9 @@ GOAL_COLOUR = (255, 40, 255)  # the goal's circle and, when it is off screen, th
 INSET_BORDER = (255, 255, 255)
 CIVIDIS = ((0, 34, 78), (26, 56, 111), (67, 78, 108), (97, 101, 111), (125, 124, 120), (155, 148, 118),
            (188, 174, 108), (222, 201, 88), (254, 232, 56))  # matplotlib's cividis at 0, 1/8, ..., 1
-INSET_RANGES = {"height": (-4.0, 4.0), "grade": (-0.6, 0.6), "traction": (-0.2, 1.0), "no_go": (0.0, 1.0)}
-"""Values of each ``local_map`` channel at the two ends of the inset's colour scale (m, tan, tan, 0 / 1)."""
+INSET_RANGES = {"height": (-4.0, 4.0), "grade": (-0.6, 0.6), "traction": (-0.2, 1.0), "no_go": (0.0, 1.0),
+                "grade_margin": (-0.2, 1.0)}
+"""Values of each ``local_map`` channel at the two ends of the inset's colour scale (m, tan, tan, 0 / 1, tan)."""
 INSET_CELL_PX = 5  # pixels per map cell in the inset (fewer when the frame is small)
 THROTTLE_COLOUR = (60, 200, 80)
 BRAKE_COLOUR = (230, 60, 50)

@@ -102,6 +102,9 @@ MAP_CHANNEL_INFO = {
                         "search keeps them where that cuts the vehicle's start off the goal), "
                         "less the least such time over the map's cells on the mapped ground, at most {cap:g}; {cap:g} "
                         "where no route leaves the cell and beyond the edge of the mapped ground"),
+    "grade_margin": ("1", "the traction channel less the grade channel at the cell (tan): how much steeper the "
+                          "ground could rise along the vehicle's heading before a hill start there stalls; < 0 where "
+                          "it stalls"),
 }
 
 

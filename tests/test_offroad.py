@@ -783,3 +783,19 @@ def test_route_progress_term_is_the_route_time_gained_and_sums_over_an_episode()
     with pytest.raises(ValueError, match=r"rewards.route_progress reads the task measure 'route_time_s', which task "
                                          r"'speed_tracking' does not give"):
         gymnasium.make("acres_gym/RangerSpeedTracking-v3", config={"rewards": {"route_progress": 1.0}})
+
+
+def test_grade_margin_channel_is_traction_less_grade():
+    """The ``grade_margin`` channel is the traction channel less the grade channel in every cell (< 0 where a
+    hill start stalls heading the vehicle's way), on held-out ground with stalling soils."""
+    channels = ["height", "grade", "traction", "no_go", "grade_margin"]
+    env = make(config={"task_options": {"split": "test", "local_map": {"channels": channels,
+                                                                      "stall_traction": -1.0}}})
+    obs, _ = env.reset(seed=400001)
+    hold = np.array([0.2, 0.3, 1.0, 1.0], np.float32)
+    for _ in range(20):
+        obs, *_ = env.step(hold)
+    m = obs["local_map"]
+    grade, traction, margin = (m[channels.index(c)] for c in ("grade", "traction", "grade_margin"))
+    assert np.abs(grade).max() > 0.01 and (traction != traction.flat[0]).any()
+    assert margin == pytest.approx(traction - grade, abs=1e-6)

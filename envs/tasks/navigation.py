@@ -23,24 +23,27 @@ the vehicle's simulator slot. After each control step the task measures, for eve
 - ``local_map``: an egocentric grid (``local_map`` options), heading-up, built by one jitted kernel
   (``_fill_local_map``) over all vehicles:
 
-  ============= ======= ==========================================================================
-  channel       unit    meaning
-  ============= ======= ==========================================================================
-  ``height``    m       terrain height at the cell minus the height under the rear-axle midpoint
-  ``grade``     1       slope of the terrain along the vehicle's heading at the cell (tan, + uphill)
-  ``traction``  1       steepest grade a hill start climbs there in L / AWD (tan; from the soil,
-                        wetness and the vehicle's tyres and driveline: ``grade_limit_table``; < 0
-                        where even level ground stalls)
-  ``no_go``     0 / 1   1 in a no-go area (water, dense vegetation) and beyond the terrain's edge (less
-                        the 2 m margin where an episode ends off the terrain, ``TERRAIN_MARGIN_M``)
-  ``route_time`` s      only when ``channels`` names it: the time to the goal from the nearest cell of
-                        a route grid (``offroad.time_to_goal``: the generator's own solvability
-                        search, run backwards from the goal over the whole terrain, with no-go areas
-                        and impassable ground kept ``route_clearance_m`` away as the terrain planner
-                        keeps them) less the least such time over the map's cells on the terrain;
-                        capped at ``route_time_cap_s``, which cells with no route (blocked, cut off,
-                        beyond the edge) read
-  ============= ======= ==========================================================================
+  ================== ======= ======================================================================
+  channel            unit    meaning
+  ================== ======= ======================================================================
+  ``height``         m       terrain height at the cell minus the height under the rear-axle midpoint
+  ``grade``          1       slope of the terrain along the vehicle's heading at the cell (tan, + uphill)
+  ``traction``       1       steepest grade a hill start climbs there in L / AWD (tan; from the soil,
+                             wetness and the vehicle's tyres and driveline: ``grade_limit_table``; < 0
+                             where even level ground stalls)
+  ``no_go``          0 / 1   1 in a no-go area (water, dense vegetation) and beyond the terrain's edge (less
+                             the 2 m margin where an episode ends off the terrain, ``TERRAIN_MARGIN_M``)
+  ``route_time``     s       only when ``channels`` names it: the time to the goal from the nearest cell of
+                             a route grid (``offroad.time_to_goal``: the generator's own solvability
+                             search, run backwards from the goal over the whole terrain, with no-go areas
+                             and impassable ground kept ``route_clearance_m`` away as the terrain planner
+                             keeps them) less the least such time over the map's cells on the terrain;
+                             capped at ``route_time_cap_s``, which cells with no route (blocked, cut off,
+                             beyond the edge) read
+  ``grade_margin``   1       only when ``channels`` names it: the traction channel less the grade
+                             channel (tan): how much steeper the ground could rise along the heading
+                             before a hill start there stalls; < 0 where it stalls, whatever the soil
+  ================== ======= ======================================================================
 
   Row 0 is the farthest ahead, column 0 the farthest left; the rear-axle midpoint sits ``behind_m`` from
   the bottom edge, in the middle of the columns. Cells are ``cell_m`` square.
@@ -113,7 +116,7 @@ from acres_gym.envs.tasks.trafficability import drivable, grade_limit_table, wet
 from acres_gym.runtime import libm
 from acres_gym.terrain.sampling import sample_height, sample_height_k, sample_surface_k
 
-MAP_CHANNELS = ("height", "grade", "traction", "no_go", "route_time")
+MAP_CHANNELS = ("height", "grade", "traction", "no_go", "route_time", "grade_margin")
 # the local map's defaults (the one place they are written; the task config sets only what differs):
 # 2 m cells, the terrain grid's own spacing; 16 rows of which 8 m behind the vehicle (24 m ahead); 16 columns,
 # 16 m to each side; the four channels that read the ground (route_time, which reads a route search over the
@@ -204,6 +207,8 @@ def _fill_local_map(height, origin, cell, traction, no_go, inside, route_time, r
                         out[v, k, r, q] = traction[v, j, i]
                     elif ch == 3:
                         out[v, k, r, q] = 1.0 if off else no_go[v, j, i]
+                    elif ch == 5:  # the traction channel less the grade channel
+                        out[v, k, r, q] = traction[v, j, i] - (dh_dx * cy + dh_dy * sy)
                     else:
                         t = math.inf if off else _route_time_at(route_time[v], route_origin[v], route_cell[v], px, py)
                         # a finite t is one of the times t_min is the least of (the same cells on the terrain)
