@@ -538,10 +538,13 @@ class RangerBatch:
         }
 
     def restore(self, snap: Mapping[str, Any]) -> None:
+        """Put the vehicles of ``snap`` back as ``snapshot`` found them, at the start of an episode (the vector
+        env's next-step autoreset); stateful reward terms forget the step the restore undoes."""
         rows = snap["rows"]
         self.sim.state[rows] = snap["state"]
         self.sim.commands[rows] = snap["commands"]
         self.task.restore(rows, snap["task"])
+        self.rewards.reset(rows)
 
     def refresh(self) -> None:
         """Recompute the frame from the present state (after a restore, which writes the records directly)."""

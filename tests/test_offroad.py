@@ -799,3 +799,26 @@ def test_grade_margin_channel_is_traction_less_grade():
     grade, traction, margin = (m[channels.index(c)] for c in ("grade", "traction", "grade_margin"))
     assert np.abs(grade).max() > 0.01 and (traction != traction.flat[0]).any()
     assert margin == pytest.approx(traction - grade, abs=1e-6)
+
+
+def test_route_progress_starts_from_zero_after_a_next_step_autoreset():
+    """With the native vector env's next-step autoreset, the step that restores a reset vehicle does not count
+    for its route_progress: the first step of its new episode is 0, as after a same-step reset."""
+    env = gymnasium.make_vec(NAV, num_envs=2, vectorization_mode="vector_entry_point",
+                             config={**SMALL, "rewards": {"progress": None, "route_progress": 1.0}})
+    b = env.unwrapped._batch
+    env.reset(seed=3)
+    go = np.tile(np.array([0.0, 1.0, 1.0, 1.0], np.float32), (2, 1))  # straight on at the top speed
+    for _ in range(3):
+        env.step(go)
+    b.task.no_go[0][:] = 1  # vehicle 0 ends in a no-go area at its next step and is reset
+    _, _, terminated, _, _ = env.step(go)
+    assert terminated[0] and not terminated[1]
+    env.step(go)  # the autoreset step: vehicle 0's new episode starts
+    terms = []
+    for _ in range(3):
+        gx = b.task.route_potential.shape[2]
+        b.task.route_potential[0][:] = 50.0 * np.arange(gx)[None, :]  # 25 s a metre along x: any motion counts
+        _, _, _, _, info = env.step(go)
+        terms.append(info["reward_terms"]["route_progress"][0])
+    assert terms[0] == 0.0 and terms[1] != 0.0 and terms[2] != 0.0
