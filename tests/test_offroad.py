@@ -720,7 +720,7 @@ def test_clearance_term_charges_the_time_within_its_distance_of_a_hazard():
 
 
 def test_route_potential_fills_cells_off_the_routes_with_the_way_to_the_nearest_route():
-    from acres_gym.envs.tasks.navigation import _route_potential, _sample_route_time
+    from acres_gym.envs.tasks.navigation import _route_potential, _sample_rows
     rng = np.random.default_rng(5)
     j, i = np.indices((30, 40))
     times = 2.0 * np.hypot(j - 12, i - 31) / 6.0  # a goal at (31, 12), routes at 6 m/s on 2 m cells
@@ -743,9 +743,8 @@ def test_route_potential_fills_cells_off_the_routes_with_the_way_to_the_nearest_
     assert np.isinf(out[:4, :4]).all()
     # bilinear between the grid points, the grid point's value on it
     sampled = np.empty(2)
-    _sample_route_time(out[None].repeat(2, 0), np.array([[10.0, -4.0], [10.0, -4.0]]), np.array([2.0, 2.0]),
-                       np.array([10.0 + 2.0 * 7, 10.0 + 2.0 * 7.5]), np.array([-4.0 + 2.0 * 3, -4.0 + 2.0 * 3]),
-                       sampled)
+    _sample_rows(out[None].repeat(2, 0), np.array([[10.0, -4.0], [10.0, -4.0]]), np.array([2.0, 2.0]),
+                 np.array([10.0 + 2.0 * 7, 10.0 + 2.0 * 7.5]), np.array([-4.0 + 2.0 * 3, -4.0 + 2.0 * 3]), sampled)
     assert sampled == pytest.approx([out[3, 7], 0.5 * (out[3, 7] + out[3, 8])])
 
 

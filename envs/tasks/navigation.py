@@ -274,20 +274,10 @@ def _route_potential(times, cell_m, fill_speed_mps, out):
 
 
 @njit(cache=True)
-def _sample_route_time(potential, origin, cell, x, y, out):
-    """``out[v]``: ``_route_potential``'s field of vehicle v, bilinear, at (x[v], y[v]), s."""
+def _sample_rows(field, origin, cell, x, y, out):
+    """``out[v]``: vehicle v's ``field[v]`` (origin ``origin[v]``, cells ``cell[v]``), bilinear, at (x[v], y[v])."""
     for v in range(x.shape[0]):
-        out[v] = sample_height(potential[v], origin[v, 0], origin[v, 1], cell[v], x[v], y[v])[0]
-
-
-@njit(cache=True)
-def _nearer_hazard(distance, origin, cell, x, y, fx, fy, out):
-    """``out[v]``: the smaller of ``distance[v]`` (``_hazard_distance``'s field, bilinear) at the rear-axle
-    midpoint (x, y) and at the front-axle midpoint (fx, fy) of vehicle v, m."""
-    for v in range(x.shape[0]):
-        rear = sample_height(distance[v], origin[v, 0], origin[v, 1], cell[v], x[v], y[v])[0]
-        front = sample_height(distance[v], origin[v, 0], origin[v, 1], cell[v], fx[v], fy[v])[0]
-        out[v] = min(rear, front)
+        out[v] = sample_height_k(field, origin, cell, v, x[v], y[v])[0]
 
 
 @njit(cache=True)
@@ -549,14 +539,15 @@ class OffroadNavigationTask(Task):
         _cells(self.no_go, terrain.origin_xy_m, terrain.cell_m, x + self.wheelbase_m * cy, y + self.wheelbase_m * sy,
                hit_front)
         no_go = hit_rear | hit_front
-        hazard_m = np.empty(n)
-        _nearer_hazard(self.hazard_distance, terrain.origin_xy_m, terrain.cell_m, x, y, x + self.wheelbase_m * cy,
-                       y + self.wheelbase_m * sy, hazard_m)
-        values = {"hazard_distance_m": hazard_m}
+        rear_m, front_m = np.empty(n), np.empty(n)  # the hazard field at the rear- and front-axle midpoints
+        _sample_rows(self.hazard_distance, terrain.origin_xy_m, terrain.cell_m, x, y, rear_m)
+        _sample_rows(self.hazard_distance, terrain.origin_xy_m, terrain.cell_m, x + self.wheelbase_m * cy,
+                     y + self.wheelbase_m * sy, front_m)
+        values = {"hazard_distance_m": np.minimum(rear_m, front_m)}
         if self._wants_routes:
             values["route_time_s"] = np.empty(n)
-            _sample_route_time(self.route_potential, self.route_origin, self.route_cell, np.asarray(x, np.float64),
-                               np.asarray(y, np.float64), values["route_time_s"])
+            _sample_rows(self.route_potential, self.route_origin, self.route_cell, np.asarray(x, np.float64),
+                         np.asarray(y, np.float64), values["route_time_s"])
         reached = dist <= self.options["goal_radius_m"]
         m = self.options["local_map"]
         local = np.empty((n, *self.map_shape))
