@@ -144,6 +144,7 @@ def run_sweep(sweep: dict, address: str | None = None) -> list[dict]:
     """Run the sweep; returns the table rows (also written to ``<out>/trials.csv`` and ``trials.md``)."""
     import ray
     from ray import tune
+    from ray.rllib.algorithms.ppo import PPO
     from ray.tune.schedulers import ASHAScheduler
 
     out = Path(sweep["out"]).resolve()
@@ -160,8 +161,10 @@ def run_sweep(sweep: dict, address: str | None = None) -> list[dict]:
         scheduler = ASHAScheduler(time_attr="training_iteration", max_t=int(sweep["max_iterations"]),
                                   grace_period=int(sweep["asha"]["grace_period"]),
                                   reduction_factor=float(sweep["asha"]["reduction_factor"]))
+        # The class, not the name "PPO": Tune resolves a name by importing every RLlib algorithm, one of which
+        # makes an environment of its own at import time
         tuner = tune.Tuner(
-            "PPO", param_space=ppo_config(cfg),
+            PPO, param_space=ppo_config(cfg),
             tune_config=tune.TuneConfig(metric=sweep["metric"], mode=sweep["mode"], scheduler=scheduler,
                                         num_samples=int(sweep["num_samples"]),
                                         max_concurrent_trials=int(sweep["max_concurrent_trials"])),
