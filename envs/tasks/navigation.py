@@ -535,19 +535,17 @@ class OffroadNavigationTask(Task):
         terrain = self.sim.terrain
         hit_rear = np.empty(n, dtype=np.bool_)
         hit_front = np.empty(n, dtype=np.bool_)
+        fx, fy = x + self.wheelbase_m * cy, y + self.wheelbase_m * sy  # the front-axle midpoint
         _cells(self.no_go, terrain.origin_xy_m, terrain.cell_m, x, y, hit_rear)
-        _cells(self.no_go, terrain.origin_xy_m, terrain.cell_m, x + self.wheelbase_m * cy, y + self.wheelbase_m * sy,
-               hit_front)
+        _cells(self.no_go, terrain.origin_xy_m, terrain.cell_m, fx, fy, hit_front)
         no_go = hit_rear | hit_front
         rear_m, front_m = np.empty(n), np.empty(n)  # the hazard field at the rear- and front-axle midpoints
         _sample_rows(self.hazard_distance, terrain.origin_xy_m, terrain.cell_m, x, y, rear_m)
-        _sample_rows(self.hazard_distance, terrain.origin_xy_m, terrain.cell_m, x + self.wheelbase_m * cy,
-                     y + self.wheelbase_m * sy, front_m)
+        _sample_rows(self.hazard_distance, terrain.origin_xy_m, terrain.cell_m, fx, fy, front_m)
         values = {"hazard_distance_m": np.minimum(rear_m, front_m)}
         if self._wants_routes:
             values["route_time_s"] = np.empty(n)
-            _sample_rows(self.route_potential, self.route_origin, self.route_cell, np.asarray(x, np.float64),
-                         np.asarray(y, np.float64), values["route_time_s"])
+            _sample_rows(self.route_potential, self.route_origin, self.route_cell, x, y, values["route_time_s"])
         reached = dist <= self.options["goal_radius_m"]
         m = self.options["local_map"]
         local = np.empty((n, *self.map_shape))
